@@ -1,0 +1,1 @@
+"""ctxlib: contextualized word representations in small, tested PyTorch modules."""

@@ -1,0 +1,71 @@
+"""Argument checks shared by every ctxlib module.
+
+Each check raises at once with a message that names the argument, the value it got and what
+is allowed, so a reader's mistake surfaces at the call they wrote, not three frames deeper.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from numbers import Real
+
+import torch
+
+
+def check_positive_int(name: str, value: object) -> int:
+    # bool is an int subclass; True as a layer count is always a mistake.
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    if value <= 0:
+        raise ValueError(f"{name} must be a positive int, got {value}")
+    return value
+
+
+def check_probability(name: str, value: object, *, allow_one: bool = True) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a float in [0, 1], got {type(value).__name__} {value!r}")
+    upper_ok = value <= 1 if allow_one else value < 1
+    if not (0 <= value and upper_ok):
+        allowed = "[0, 1]" if allow_one else "[0, 1)"
+        raise ValueError(f"{name} must lie in {allowed}, got {value}")
+    return float(value)
+
+
+def check_choice(name: str, value: object, allowed: Sequence[object]) -> object:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
+    return value
+
+
+def check_index_tensor(name: str, tensor: object, *, ndim: int) -> torch.Tensor:
+    """An integer tensor of ``ndim`` dimensions (ids, masks, labels)."""
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of integer ids, got {type(tensor).__name__}")
+    if tensor.is_floating_point() or tensor.is_complex():
+        raise TypeError(f"{name} must hold integers (torch.long), got dtype {tensor.dtype}")
+    if tensor.dim() != ndim:
+        hint = " (add a batch dimension with .unsqueeze(0))" if tensor.dim() == ndim - 1 else ""
+        raise ValueError(f"{name} must have {ndim} dimensions, got shape {tuple(tensor.shape)}{hint}")
+    return tensor
+
+
+def check_same_shape(name: str, tensor: torch.Tensor, reference_name: str, reference: torch.Tensor) -> None:
+    if tensor.shape != reference.shape:
+        raise ValueError(
+            f"{name} must have the shape of {reference_name} {tuple(reference.shape)}, "
+            f"got {tuple(tensor.shape)}"
+        )
+
+
+def check_values_below(name: str, tensor: torch.Tensor, high: int, limit_name: str) -> None:
+    """Every entry in [0, high); the message shows the first offending entry and its position."""
+    if tensor.numel() == 0:
+        return
+    bad = (tensor < 0) | (tensor >= high)
+    if bool(bad.any()):
+        position = tuple(int(i) for i in bad.nonzero()[0])
+        value = int(tensor[position])
+        raise ValueError(
+            f"{name} must lie in [0, {limit_name}) = [0, {high}), "
+            f"got {value} at position {position}"
+        )

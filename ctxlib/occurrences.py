@@ -1,0 +1,79 @@
+"""The vectors a model gives one word occurrence, layer by layer.
+
+For an occurrence (a sentence and the character span of the word in it) BERT offers a stack of
+representations: the static row of its word-embedding table, which is the same in every
+sentence (notes §1.1: v_w^(c1) = v_w^(c2)), the embedding layer's output (eq 3.2: token +
+position + segment), and one vector per encoder layer. A word split into several WordPieces
+is represented by the mean of its pieces, the usual choice when probing (Tenney et al. 2019
+use a span pooling of the same kind).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import torch
+
+from ctxlib.bert import BertModel
+
+
+class Span(Protocol):
+    """A word occurrence: ``text[start:end]`` is the word."""
+
+    text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class OccurrenceVectors:
+    """``vectors[i, n]`` is occurrence n's vector at layer ``layer_names[i]``: ``[L+2, N, H]``.
+
+    Layer "static" is the word-embedding row, "layer 0" the embedding output, "layer j" the
+    output of encoder block j.
+    """
+
+    layer_names: tuple[str, ...]
+    vectors: torch.Tensor
+
+    def layer(self, name: str) -> torch.Tensor:
+        if name not in self.layer_names:
+            raise ValueError(f"name must be one of {list(self.layer_names)}, got {name!r}")
+        return self.vectors[self.layer_names.index(name)]
+
+
+def layer_names(model: BertModel) -> tuple[str, ...]:
+    return ("static", *(f"layer {j}" for j in range(model.config.num_hidden_layers + 1)))
+
+
+def piece_mask(offsets: torch.Tensor, span: Span) -> torch.Tensor:
+    """Which tokens of one encoded sentence overlap the span (special tokens have offset (0, 0))."""
+    start, end = offsets[:, 0], offsets[:, 1]
+    pieces = (start < span.end) & (end > span.start) & (end > start)
+    if not bool(pieces.any()):
+        raise ValueError(f"span [{span.start}, {span.end}) of {span.text!r} covers no token")
+    return pieces
+
+
+@torch.no_grad()
+def occurrence_vectors(model: BertModel, tokenizer, spans: Sequence[Span], batch_size: int = 64) -> OccurrenceVectors:
+    """Every layer's vector for each span, as ``OccurrenceVectors`` (eval mode, no gradients)."""
+    if len(spans) == 0:
+        raise ValueError("spans is empty: give at least one word occurrence")
+    model.eval()
+    table = model.embeddings.word_embeddings.weight
+    per_span: list[torch.Tensor] = []
+    for first in range(0, len(spans), batch_size):
+        chunk = spans[first:first + batch_size]
+        enc = tokenizer([s.text for s in chunk], padding=True, return_offsets_mapping=True, return_tensors="pt")
+        offsets = enc.pop("offset_mapping")
+        out = model(**enc, output_hidden_states=True)
+        hidden = torch.stack(out.hidden_states)  # [L+1, B, T, H]
+        for row, span in enumerate(chunk):
+            pieces = piece_mask(offsets[row], span)
+            static = table[enc["input_ids"][row][pieces]].mean(0)
+            contextual = hidden[:, row][:, pieces].mean(1)  # [L+1, H]
+            per_span.append(torch.cat([static[None], contextual]))
+    return OccurrenceVectors(layer_names(model), torch.stack(per_span, dim=1))

@@ -1,0 +1,88 @@
+"""How well a layer's vectors separate labelled groups (word senses, parts of speech, ...).
+
+Two scores, both computed on cosine distance, the geometry contextual vectors are compared in:
+
+* the silhouette (Rousseeuw 1987): for each point, ``(b - a) / max(a, b)`` with ``a`` its mean
+  distance to its own group and ``b`` to the nearest other group, averaged; 1 is perfectly
+  separated, 0 is overlapping;
+* leave-one-out 1-nearest-neighbour accuracy: how often a point's nearest other point carries
+  its label. It is the retrieval test Peters et al. (2018, §5.3) use for word senses.
+
+Both accept ``[N, H]`` arrays and ``[L, N, H]`` stacks of layers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from sklearn.metrics import pairwise_distances, silhouette_score
+
+# Distances closer than this count as ties; identical vectors give exactly equal distances.
+_TIE = 1e-9
+
+
+def _as_array(vectors: np.ndarray | torch.Tensor, labels: Sequence[object], ndim: int) -> tuple[np.ndarray, np.ndarray]:
+    array = vectors.detach().cpu().numpy() if isinstance(vectors, torch.Tensor) else np.asarray(vectors)
+    if array.ndim != ndim:
+        raise ValueError(f"vectors must have {ndim} dimensions, got shape {array.shape}")
+    labels = np.asarray(labels)
+    if labels.shape != (array.shape[-2],):
+        raise ValueError(f"labels must have one entry per vector ({array.shape[-2]}), got {labels.shape}")
+    if len(np.unique(labels)) < 2:
+        raise ValueError(f"labels must contain at least two groups, got {np.unique(labels).tolist()}")
+    return array.astype(np.float64), labels
+
+
+def silhouette(vectors: np.ndarray | torch.Tensor, labels: Sequence[object]) -> float:
+    """Mean silhouette on cosine distance; 0 where all vectors coincide (nothing is separated)."""
+    array, labels = _as_array(vectors, labels, 2)
+    return float(silhouette_score(array, labels, metric="cosine"))
+
+
+def loo_1nn_accuracy(vectors: np.ndarray | torch.Tensor, labels: Sequence[object]) -> float:
+    """Leave-one-out 1-NN accuracy on cosine distance, ties broken uniformly at random.
+
+    The tie rule is computed exactly rather than sampled: a point whose k nearest neighbours are
+    tied scores the fraction of them that share its label. So identical vectors (a static
+    embedding) score the chance level instead of whatever the sort order happens to favour.
+    """
+    array, labels = _as_array(vectors, labels, 2)
+    distances = pairwise_distances(array, metric="cosine")
+    np.fill_diagonal(distances, np.inf)
+    nearest = distances <= distances.min(axis=1, keepdims=True) + _TIE
+    same = labels[:, None] == labels[None, :]
+    return float(np.mean((nearest & same).sum(axis=1) / nearest.sum(axis=1)))
+
+
+@dataclass(frozen=True)
+class Separation:
+    """Per-layer scores, in the order of ``layer_names``."""
+
+    layer_names: tuple[str, ...]
+    silhouette: tuple[float, ...]
+    nn_accuracy: tuple[float, ...]
+    chance: float
+
+    def best_layer(self) -> str:
+        return self.layer_names[int(np.argmax(self.nn_accuracy))]
+
+
+def separation_by_layer(
+    layers: np.ndarray | torch.Tensor, labels: Sequence[object], layer_names: Sequence[str]
+) -> Separation:
+    """Both scores for every layer of an ``[L, N, H]`` stack, plus the 1-NN chance level
+    (the accuracy of identical vectors: expected agreement with a random other point)."""
+    array, labels_array = _as_array(layers, labels, 3)
+    if len(layer_names) != array.shape[0]:
+        raise ValueError(f"layer_names must name each of the {array.shape[0]} layers, got {len(layer_names)}")
+    _, counts = np.unique(labels_array, return_counts=True)
+    chance = float(np.sum(counts * (counts - 1)) / (len(labels_array) * (len(labels_array) - 1)))
+    return Separation(
+        layer_names=tuple(layer_names),
+        silhouette=tuple(silhouette(layer, labels_array) for layer in array),
+        nn_accuracy=tuple(loo_1nn_accuracy(layer, labels_array) for layer in array),
+        chance=chance,
+    )

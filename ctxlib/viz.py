@@ -1,0 +1,80 @@
+"""Matplotlib figures the chapters share. Each function draws on axes it is given or makes.
+
+Colours come from one fixed palette and each group also gets its own marker, so the figures
+read in greyscale and for colour-blind readers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from matplotlib.axes import Axes
+from sklearn.decomposition import PCA
+from sklearn.manifold import TSNE
+
+from ctxlib._checks import check_choice
+from ctxlib.probe import Separation
+
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
+MARKERS = ("o", "s", "^", "D", "v", "P")
+PROJECTIONS = ("PCA", "t-SNE")
+
+
+def project_2d(vectors: np.ndarray | torch.Tensor, method: str = "PCA", seed: int = 0) -> np.ndarray:
+    """An ``[N, 2]`` picture of ``[N, H]`` vectors: PCA (linear, distances between groups kept)
+    or t-SNE (van der Maaten and Hinton 2008; neighbourhoods kept, distances not)."""
+    check_choice("method", method, PROJECTIONS)
+    array = vectors.detach().cpu().numpy() if isinstance(vectors, torch.Tensor) else np.asarray(vectors)
+    array = array.astype(np.float64)
+    if np.allclose(array, array[0]):
+        return np.zeros((len(array), 2))  # a static embedding: every occurrence is the same point
+    if method == "PCA":
+        return PCA(n_components=2, random_state=seed).fit_transform(array)
+    # Cosine t-SNE matches the geometry the separation scores use.
+    perplexity = min(15.0, (len(array) - 1) / 3)
+    return TSNE(n_components=2, perplexity=perplexity, metric="cosine", init="pca",
+                random_state=seed, max_iter=500).fit_transform(array)
+
+
+def scatter_groups(ax: Axes, points: np.ndarray, labels: Sequence[str], legend: dict[str, str] | None = None,
+                   title: str = "") -> None:
+    """Points coloured and shaped by label; ``legend`` maps a label to its legend text."""
+    labels = np.asarray(labels)
+    for i, label in enumerate(dict.fromkeys(labels)):
+        chosen = labels == label
+        ax.scatter(*points[chosen].T, s=36, alpha=0.8, color=PALETTE[i % len(PALETTE)],
+                   marker=MARKERS[i % len(MARKERS)], edgecolors="white", linewidths=0.5,
+                   label=(legend or {}).get(label, label))
+    if np.ptp(points) == 0:
+        # Autoscaling would blow a single point up into the whole panel; say what it is instead.
+        ax.set_xlim(-1, 1)
+        ax.set_ylim(-1, 1)
+        ax.annotate(f"all {len(points)} occurrences\nshare one vector", (0, 0), xytext=(0, -0.55),
+                    ha="center", fontsize=8, color="0.3")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.set_title(title, fontsize=10)
+
+
+def plot_separation(ax: Axes, separation: Separation, highlight: str | None = None, title: str = "") -> None:
+    """Silhouette and leave-one-out 1-NN accuracy against depth, with the 1-NN chance level."""
+    x = np.arange(len(separation.layer_names))
+    ax.plot(x, separation.nn_accuracy, "-o", color=PALETTE[0], label="1-NN sense accuracy")
+    ax.plot(x, separation.silhouette, "-s", color=PALETTE[1], label="silhouette")
+    ax.axhline(separation.chance, color="grey", linestyle=":", linewidth=1, label="1-NN chance")
+    if highlight is not None:
+        ax.axvline(separation.layer_names.index(highlight), color="grey", alpha=0.3, linewidth=8)
+    ax.set_xticks(x, [name.replace("layer ", "") for name in separation.layer_names])
+    ax.set_xlabel("layer (static row, then 0 = embeddings … L)")
+    ax.set_ylim(min(-0.1, min(separation.silhouette) - 0.05), 1.02)
+    ax.grid(alpha=0.3)
+    ax.set_title(title, fontsize=10)
+
+
+def new_figure(ncols: int, nrows: int = 1, width: float = 4.2, height: float = 3.6) -> tuple[plt.Figure, np.ndarray]:
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False,
+                             layout="constrained")
+    return fig, axes

@@ -1,0 +1,57 @@
+"""Separation scores against hand computations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ctxlib.probe import loo_1nn_accuracy, separation_by_layer, silhouette
+
+
+def test_silhouette_by_hand():
+    # Four unit vectors on a circle: two near 0°, two near 90°, cosine distance 1 - cos.
+    angles = np.deg2rad([0, 10, 90, 100])
+    x = np.c_[np.cos(angles), np.sin(angles)]
+    labels = ["a", "a", "b", "b"]
+    d = 1 - x @ x.T
+    s = []
+    for i in range(4):
+        own = [j for j in range(4) if j != i and labels[j] == labels[i]]
+        other = [j for j in range(4) if labels[j] != labels[i]]
+        a, b = d[i, own].mean(), d[i, other].mean()
+        s.append((b - a) / max(a, b))
+    assert silhouette(x, labels) == pytest.approx(np.mean(s))
+
+
+def test_1nn_accuracy_by_hand_and_ties():
+    x = np.array([[1.0, 0.0], [1.0, 0.1], [0.0, 1.0], [0.1, 1.0], [1.0, 0.05]])
+    labels = ["a", "a", "b", "b", "b"]  # the last point sits among the a's
+    # Point 4's neighbour is an a (wrong); points 0 and 1 have point 4 as nearest (wrong).
+    assert loo_1nn_accuracy(x, labels) == pytest.approx(2 / 5)
+    same = np.ones((6, 3))
+    labels = [0, 0, 0, 1, 1, 1]
+    # Identical points: every other point is a tied neighbour; 2 of 5 share the label.
+    assert loo_1nn_accuracy(same, labels) == pytest.approx(2 / 5)
+
+
+def test_separation_reports_chance_and_orders_layers():
+    rng = np.random.default_rng(0)
+    labels = [0] * 10 + [1] * 10
+    mixed = rng.normal(size=(20, 8))
+    apart = np.r_[rng.normal(size=(10, 8)) + 6, rng.normal(size=(10, 8)) - 6]
+    sep = separation_by_layer(np.stack([np.ones((20, 8)), mixed, apart]), labels, ["static", "mixed", "apart"])
+    assert sep.chance == pytest.approx(2 * 10 * 9 / (20 * 19))
+    assert sep.nn_accuracy[0] == pytest.approx(sep.chance) and sep.silhouette[0] == 0
+    assert sep.nn_accuracy[2] == 1.0 and sep.silhouette[2] > 0.8 > sep.silhouette[1]
+    assert sep.best_layer() == "apart"
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match=r"labels must have one entry per vector \(3\)"):
+        silhouette(np.ones((3, 2)), [0, 1])
+    with pytest.raises(ValueError, match=r"at least two groups"):
+        loo_1nn_accuracy(np.eye(3), [1, 1, 1])
+    with pytest.raises(ValueError, match=r"vectors must have 3 dimensions"):
+        separation_by_layer(np.eye(3), [0, 1, 1], ["x"])
+    with pytest.raises(ValueError, match=r"layer_names must name each of the 1 layers, got 2"):
+        separation_by_layer(np.eye(3)[None], [0, 1, 1], ["x", "y"])

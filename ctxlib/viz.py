@@ -74,7 +74,12 @@ def plot_separation(ax: Axes, separation: Separation, highlight: str | None = No
     ax.set_title(title, fontsize=10)
 
 
-def new_figure(ncols: int, nrows: int = 1, width: float = 4.2, height: float = 3.6) -> tuple[plt.Figure, np.ndarray]:
+def new_figure(ncols: int, nrows: int = 1, width: float = 4.2, height: float = 3.6,
+               margins: dict[str, float] | None = None) -> tuple[plt.Figure, np.ndarray]:
+    """A grid of axes. Constrained layout by default; fixed ``margins`` (``subplots_adjust``
+    arguments) for figures a widget redraws, since constrained layout doubles the draw time."""
     fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False,
-                             layout="constrained")
+                             layout=None if margins else "constrained")
+    if margins:
+        fig.subplots_adjust(**margins)
     return fig, axes

@@ -1,0 +1,57 @@
+"""The book's build report: each chapter's execution time against the budgets.
+
+Reads what myst-nb recorded while executing the notebooks (the Sphinx environment of the last
+build) and prints one line per chapter, then the whole build's wall time if given. Budgets, from
+DEVELOPERS.md: a chapter executes in at most 90 s on 2 cores, the whole book cold in 10 min.
+
+    python tools/build_report.py [--build _build] [--total-seconds N] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pickle
+import sys
+from pathlib import Path
+
+CHAPTER_BUDGET_S = 90.0
+BOOK_BUDGET_S = 600.0
+
+
+def execution_times(build: Path) -> dict[str, dict]:
+    with open(build / ".doctrees" / "environment.pickle", "rb") as file:
+        env = pickle.load(file)
+    return {doc: data["exec_data"] for doc, data in sorted(getattr(env, "nb_metadata", {}).items())
+            if data.get("exec_data")}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", type=Path, default=Path("_build"))
+    parser.add_argument("--total-seconds", type=float)
+    parser.add_argument("--json", type=Path, help="also write the report as JSON here")
+    args = parser.parse_args()
+    times = execution_times(args.build)
+    print(f"== build report ({os.cpu_count()} CPU cores)")
+    over = []
+    for doc, data in times.items():
+        runtime = float(data["runtime"])
+        flag = "ok" if runtime <= CHAPTER_BUDGET_S else "OVER BUDGET"
+        over += [doc] if runtime > CHAPTER_BUDGET_S else []
+        print(f"  {doc:28s} {runtime:6.1f} s  ({runtime / CHAPTER_BUDGET_S:4.0%} of {CHAPTER_BUDGET_S:.0f} s)  "
+              f"{'succeeded' if data['succeeded'] else 'FAILED'}  {flag}")
+    if args.total_seconds is not None:
+        print(f"  whole build, cold: {args.total_seconds:.0f} s ({args.total_seconds / BOOK_BUDGET_S:.0%} of "
+              f"{BOOK_BUDGET_S:.0f} s)")
+    if args.json:
+        args.json.write_text(json.dumps({"chapters": {d: float(t["runtime"]) for d, t in times.items()},
+                                         "total_seconds": args.total_seconds}, indent=2))
+    if over:
+        print(f"!! over the per-chapter budget: {over}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

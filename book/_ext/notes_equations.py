@@ -16,13 +16,17 @@ NOTES_LABEL = re.compile(r"^eq-(\d+)-(\d+)$")
 
 
 class NotesMathDomain(MathDomain):
-    """Sphinx's math domain, with the equation number read off the label."""
+    """Sphinx's math domain, with the equation number read off the label.
 
-    def get_equation_number_for(self, labelid: str) -> int | str | None:
+    The number is stored where Sphinx keeps it (``equations[label] = (docname, number)``), so
+    the equation itself and every ``{eq}`` reference to it show the same (N.M).
+    """
+
+    def note_equation(self, docname: str, labelid: str, location: object = None) -> None:
+        super().note_equation(docname, labelid, location)
         match = NOTES_LABEL.match(labelid)
-        if match and labelid in self.equations:
-            return f"{match[1]}.{match[2]}"
-        return super().get_equation_number_for(labelid)
+        if match:
+            self.equations[labelid] = (docname, f"{match[1]}.{match[2]}")
 
 
 def setup(app: Sphinx) -> dict[str, bool]:

@@ -1,0 +1,161 @@
+"""ctxlib.elmo against AllenNLP's reference ELMo, and the pieces against hand computations."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+import torch
+
+from ctxlib.elmo import (BOS_IDS, EOS_IDS, BiLM, Elmo, ElmoConfig, ScalarMix, batch_to_ids,
+                         remove_sentence_boundaries, word_to_char_ids)
+from ctxlib.elmo import _reverse_padded
+
+FIXTURE = Path(__file__).parent / "fixtures" / "allennlp-elmo"
+
+
+@pytest.fixture(scope="module")
+def reference_elmo() -> Elmo:
+    return Elmo.from_allennlp(FIXTURE / "options.json", FIXTURE / "lm_weights.hdf5")
+
+
+@torch.no_grad()
+def test_reproduces_allennlp_top_layer_for_all_30_sentences(reference_elmo):
+    """AllenNLP's test computed the expected embeddings with its stateful LSTMs, three
+    sentences a batch, batch i = the i-th sentence of each of the three lists, each batch
+    starting from the states the previous one ended in; the test replays exactly that."""
+    sentences = json.loads((FIXTURE / "sentences.json").read_text())
+    expected = []
+    for k in range(3):
+        with h5py.File(FIXTURE / f"lm_embeddings_{k}.hdf5", "r") as file:
+            expected.append([np.concatenate([file[str(i)][0], file[str(i)][1]], axis=-1) for i in range(10)])
+    state, worst, checked = None, 0.0, 0
+    for i in range(10):
+        batch = [sentences[k][i].split() for k in range(3)]
+        out = reference_elmo.bilm(batch_to_ids(batch), state=state)
+        state = out.state
+        top, mask = remove_sentence_boundaries(out.layers[2], out.mask)
+        assert mask.sum(-1).tolist() == [len(s) for s in batch]
+        for k in range(3):
+            worst = max(worst, float(np.abs(top[k, :len(batch[k])].numpy() - expected[k][i]).max()))
+            checked += 1
+    assert checked == 30
+    assert worst < 1e-5, f"max abs error {worst:.2e}"
+
+
+@torch.no_grad()
+def test_fused_lstm_and_exact_cell_agree_where_clipping_does_not_bind(reference_elmo):
+    sentences = [s.split() for s in json.loads((FIXTURE / "sentences.json").read_text())[0][:4]]
+    ids = batch_to_ids(sentences)
+    for stack in (reference_elmo.bilm.forward_layers, reference_elmo.bilm.backward_layers):
+        for layer in stack:
+            layer.cell_clip = layer.proj_clip = None
+    try:
+        fused = reference_elmo(ids, exact=False)
+        exact = reference_elmo(ids, exact=True)
+    finally:
+        for stack in (reference_elmo.bilm.forward_layers, reference_elmo.bilm.backward_layers):
+            for layer in stack:
+                layer.cell_clip = layer.proj_clip = 3.0
+    for a, b in zip(fused.layers, exact.layers):
+        assert (a - b).abs().max() < 1e-5
+
+
+def test_elmo_layers_shape_and_token_layer():
+    torch.manual_seed(0)
+    config = ElmoConfig(char_embedding_dim=4, filters=((1, 4), (2, 8)), projection_dim=6, cell_size=10)
+    elmo = Elmo(config).eval()
+    out = elmo(batch_to_ids([["Hello", "world", "!"], ["Hi"]]))
+    assert len(out.layers) == config.n_layers + 1 == 3
+    assert all(layer.shape == (2, 3, 12) for layer in out.layers)
+    assert out.mask.tolist() == [[True, True, True], [True, False, False]]
+    # Layer 0 is the token vector twice; padding positions are zero in every layer.
+    torch.testing.assert_close(out.layers[0][..., :6], out.layers[0][..., 6:])
+    assert all(layer[1, 1:].abs().max() == 0 for layer in out.layers)
+    assert out.concatenated().shape == (2, 3, 36)  # eq 2.4 with the token layer
+
+
+def test_character_ids():
+    ids = word_to_char_ids("bank")
+    assert len(ids) == 50
+    assert ids[:6] == [259, 99, 98, 111, 108, 260]  # BOW, b a n k (bytes + 1), EOW
+    assert set(ids[6:]) == {261}  # padding character
+    assert word_to_char_ids("café")[1:6] == [c + 1 for c in "café".encode()]  # UTF-8 bytes
+    long = word_to_char_ids("x" * 60)
+    assert long[49] == 260 and long[1:49] == [121] * 48  # truncated to 48 bytes
+    assert BOS_IDS[:3] == [259, 257, 260] and EOS_IDS[:3] == [259, 258, 260]
+    batch = batch_to_ids([["a", "b"], ["c"]])
+    assert batch.shape == (2, 2, 50) and batch[1, 1].abs().sum() == 0
+
+
+def test_reverse_padded_reverses_within_each_length():
+    x = torch.arange(8.0).view(2, 4, 1)
+    out = _reverse_padded(x, torch.tensor([4, 2]))
+    assert out[..., 0].tolist() == [[3, 2, 1, 0], [5, 4, 6, 7]]
+
+
+def test_scalar_mix_is_eq_2_5():
+    torch.manual_seed(1)
+    mix = ScalarMix(3)
+    with torch.no_grad():
+        mix.scalar_parameters.copy_(torch.tensor([0.5, -1.0, 2.0]))
+        mix.gamma.fill_(1.7)
+    layers = [torch.randn(2, 4, 5) for _ in range(3)]
+    s = torch.softmax(torch.tensor([0.5, -1.0, 2.0]), 0)
+    torch.testing.assert_close(mix(layers), 1.7 * (s[0] * layers[0] + s[1] * layers[1] + s[2] * layers[2]))
+    assert mix.weights().sum().item() == pytest.approx(1.0)
+    with pytest.raises(ValueError, match=r"layers must hold num_layers=3 tensors, got 2: an L-layer ELMo has L \+ 1"):
+        mix(layers[:2])
+    with pytest.raises(ValueError, match=r"mask is required when layer_norm=True"):
+        ScalarMix(3, layer_norm=True)(layers)
+
+
+def test_scalar_mix_layer_norm_ignores_padding():
+    mix = ScalarMix(1, layer_norm=True)
+    x = torch.randn(1, 3, 4)
+    mask = torch.tensor([[1, 1, 0]])
+    with_junk = x.clone()
+    with_junk[0, 2] = 1e3
+    torch.testing.assert_close(mix([x], mask)[:, :2], mix([with_junk], mask)[:, :2])
+    normed = mix([x], mask)[:, :2]
+    assert normed.mean().abs() < 1e-5 and normed.std(unbiased=False).sub(1).abs() < 1e-4
+
+
+def test_lm_loss_by_hand():  # eqs 2.1-2.3
+    torch.manual_seed(2)
+    config = ElmoConfig(char_embedding_dim=4, filters=((1, 4), (2, 4)), projection_dim=6, cell_size=8, vocab_size=7)
+    bilm = BiLM(config).eval()
+    ids = batch_to_ids([["x", "y"], ["z", "y", "x"]])
+    words = torch.tensor([[3, 4, -100], [5, 4, 3]])
+    fwd, bwd = bilm.lm_loss(ids, words, bos_id=1, eos_id=2)
+    top = bilm(ids).layers[-1]
+    nll_f, nll_b, count = 0.0, 0.0, 0
+    for row, targets in enumerate(([1, 3, 4, 2], [1, 5, 4, 3, 2])):  # <S> w_1..w_T </S>
+        logp_f = bilm.softmax(top[row, :, :6]).log_softmax(-1)
+        logp_b = bilm.softmax(top[row, :, 6:]).log_softmax(-1)
+        for t in range(1, len(targets)):
+            nll_f -= logp_f[t - 1, targets[t]]  # h→ at t-1 predicts the word at t
+            nll_b -= logp_b[t, targets[t - 1]]  # h← at t predicts the word at t-1
+            count += 1
+    torch.testing.assert_close(fwd, nll_f / count)
+    torch.testing.assert_close(bwd, nll_b / count)
+
+
+def test_bad_input(reference_elmo):
+    with pytest.raises(TypeError, match=r"sentences must be a list of token lists"):
+        batch_to_ids("The bank .")
+    with pytest.raises(ValueError, match=r"sentences\[1\] is empty"):
+        batch_to_ids([["a"], []])
+    with pytest.raises(TypeError, match=r"sentences\[0\] must be a list of tokens, got str"):
+        batch_to_ids(["a b"])
+    with pytest.raises(ValueError, match=r"word must not be empty"):
+        batch_to_ids([["a", ""]])
+    with pytest.raises(ValueError, match=r"char_ids must have shape \[B >= 1, T, 50\], got \(1, 2, 49\)"):
+        reference_elmo(torch.zeros(1, 2, 49, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"char_ids must lie in \[0, n_characters=262\)"):
+        reference_elmo(torch.full((1, 2, 50), 300))
+    with pytest.raises(ValueError, match=r"activation must be one of"):
+        ElmoConfig(activation="gelu")

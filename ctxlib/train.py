@@ -1,0 +1,155 @@
+"""The one training loop of the book (notes §6.2): AdamW, warmup, clipping, bf16, a history.
+
+Every chapter that trains something calls ``fit``. What it does, and why:
+
+* **AdamW** (decoupled weight decay) with no decay on biases, LayerNorm and other 1-D
+  parameters, as BERT was trained: decaying a scale or an offset towards 0 has no
+  regularising meaning.
+* **linear warmup, then linear decay** to 0: Adam's second-moment estimates are poor in the
+  first steps, and large early updates are what makes Transformer training diverge.
+* **gradient-norm clipping**: one bad batch cannot throw the weights far.
+* optional **bf16 autocast** on the CPU.
+* a NaN or infinite loss stops training at once, with an error that names the step.
+* bounded by ``steps``, with a tqdm bar, deterministic given ``seed``; returns a ``History``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+
+from ctxlib._checks import check_positive_int, check_probability
+
+LossOutput = torch.Tensor | dict[str, torch.Tensor]
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """How long and how fast to train; validated on construction."""
+
+    steps: int
+    lr: float = 1e-3
+    weight_decay: float = 0.01
+    warmup_fraction: float = 0.1
+    max_grad_norm: float | None = 1.0
+    betas: tuple[float, float] = (0.9, 0.999)
+    bf16: bool = False
+    seed: int = 0
+    eval_every: int = 0
+    progress: bool = True
+    description: str = "training"
+
+    def __post_init__(self) -> None:
+        check_positive_int("steps", self.steps)
+        if not (isinstance(self.lr, (int, float)) and self.lr > 0):
+            raise ValueError(f"lr must be a positive float, got {self.lr!r}")
+        if not (isinstance(self.weight_decay, (int, float)) and self.weight_decay >= 0):
+            raise ValueError(f"weight_decay must be a float >= 0, got {self.weight_decay!r}")
+        check_probability("warmup_fraction", self.warmup_fraction)
+        if self.max_grad_norm is not None and not self.max_grad_norm > 0:
+            raise ValueError(f"max_grad_norm must be positive or None (no clipping), got {self.max_grad_norm!r}")
+        if self.eval_every < 0:
+            raise ValueError(f"eval_every must be >= 0 (0: evaluate only at the end), got {self.eval_every}")
+
+    @property
+    def warmup_steps(self) -> int:
+        return round(self.warmup_fraction * self.steps)
+
+
+@dataclass
+class History:
+    """What ``fit`` measured. ``train[name][i]`` is metric ``name`` at step ``steps[i]``;
+    ``evaluations[name]`` holds ``(step, value)`` pairs from the ``evaluate`` callback."""
+
+    steps: list[int] = field(default_factory=list)
+    train: dict[str, list[float]] = field(default_factory=dict)
+    lr: list[float] = field(default_factory=list)
+    grad_norm: list[float] = field(default_factory=list)
+    evaluations: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"steps": self.steps, "train": self.train, "lr": self.lr, "grad_norm": self.grad_norm,
+                "evaluations": {k: [list(p) for p in v] for k, v in self.evaluations.items()}}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> History:
+        return cls(data["steps"], data["train"], data["lr"], data["grad_norm"],
+                   {k: [tuple(p) for p in v] for k, v in data["evaluations"].items()})
+
+
+def parameter_groups(model: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
+    """Two AdamW groups: matrices decay, 1-D parameters (biases, norms, scalars) do not."""
+    decay, no_decay = [], []
+    for parameter in model.parameters():
+        if parameter.requires_grad:
+            (decay if parameter.dim() >= 2 else no_decay).append(parameter)
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+
+
+def warmup_linear_decay(step: int, total: int, warmup: int) -> float:
+    """The learning-rate multiplier: 0 → 1 over ``warmup`` steps, then 1 → 0 at ``total``."""
+    if step < warmup:
+        return (step + 1) / warmup
+    return max(0.0, (total - step) / max(1, total - warmup))
+
+
+def fit(
+    model: nn.Module,
+    batches: Iterator[Any],
+    loss_fn: Callable[[nn.Module, Any], LossOutput],
+    config: TrainConfig,
+    evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
+) -> History:
+    """Train ``model`` for ``config.steps`` steps on ``batches`` (an iterator that may repeat).
+
+    ``loss_fn(model, batch)`` returns the loss, or a dict with a ``"loss"`` entry and any other
+    scalars worth recording (they go into ``History.train``). ``evaluate(model)`` runs in eval
+    mode without gradients every ``eval_every`` steps and after the last one.
+    """
+    if not isinstance(config, TrainConfig):
+        raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
+    torch.manual_seed(config.seed)
+    optimizer = torch.optim.AdamW(parameter_groups(model, config.weight_decay), lr=config.lr, betas=config.betas)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: warmup_linear_decay(step, config.steps, config.warmup_steps))
+    parameters = [p for group in optimizer.param_groups for p in group["params"]]
+    history = History()
+    bar = tqdm(range(config.steps), desc=config.description, disable=not config.progress, mininterval=0.5)
+    for step in bar:
+        model.train()
+        batch = next(batches)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.bf16):
+            output = loss_fn(model, batch)
+        metrics = output if isinstance(output, dict) else {"loss": output}
+        loss = metrics["loss"]
+        if not torch.isfinite(loss):
+            raise FloatingPointError(
+                f"loss is {loss.item()} at step {step} of {config.steps} (lr {schedule.get_last_lr()[0]:.2e}): "
+                "training diverged; lower lr, lengthen warmup or clip gradients"
+            )
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        max_norm = config.max_grad_norm if config.max_grad_norm is not None else math.inf
+        grad_norm = torch.nn.utils.clip_grad_norm_(parameters, max_norm)
+        history.lr.append(schedule.get_last_lr()[0])
+        optimizer.step()
+        schedule.step()
+        history.steps.append(step + 1)
+        history.grad_norm.append(float(grad_norm))
+        for name, value in metrics.items():
+            history.train.setdefault(name, []).append(float(value.detach()) if torch.is_tensor(value) else float(value))
+        bar.set_postfix(loss=f"{float(loss):.3f}", refresh=False)
+        last = step + 1 == config.steps
+        if evaluate is not None and (last or (config.eval_every and (step + 1) % config.eval_every == 0)):
+            model.eval()
+            with torch.no_grad():
+                for name, value in evaluate(model).items():
+                    history.evaluations.setdefault(name, []).append((step + 1, float(value)))
+    model.eval()
+    return history

@@ -1,0 +1,105 @@
+"""The fit loop: schedule, parameter groups, clipping, divergence, determinism, caching."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+from torch import nn
+
+from ctxlib.pretrained import cached_training
+from ctxlib.train import TrainConfig, fit, parameter_groups, warmup_linear_decay
+
+
+def regression_problem(seed: int = 0):
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.randn(256, 4, generator=generator)
+    y = x @ torch.tensor([1.0, -2.0, 0.5, 3.0]) + 0.1
+    batches = itertools.cycle([(x[i:i + 32], y[i:i + 32]) for i in range(0, 256, 32)])
+    return batches, lambda model, batch: nn.functional.mse_loss(model(batch[0]).squeeze(-1), batch[1])
+
+
+def test_warmup_then_linear_decay():
+    values = [warmup_linear_decay(step, total=10, warmup=4) for step in range(10)]
+    assert values[:4] == [0.25, 0.5, 0.75, 1.0]
+    assert values[4:] == pytest.approx([1.0, 5 / 6, 4 / 6, 3 / 6, 2 / 6, 1 / 6])
+
+
+def test_no_weight_decay_on_biases_and_norms():
+    model = nn.Sequential(nn.Linear(3, 4), nn.LayerNorm(4))
+    decay, no_decay = parameter_groups(model, 0.1)
+    assert [p.shape for p in decay["params"]] == [(4, 3)]
+    assert len(no_decay["params"]) == 3 and no_decay["weight_decay"] == 0.0
+
+
+def test_fit_learns_records_and_is_deterministic():
+    def run():
+        torch.manual_seed(0)
+        model = nn.Linear(4, 1)
+        batches, loss_fn = regression_problem()
+        evaluate = lambda m: {"weight_error": (m.weight - torch.tensor([[1.0, -2.0, 0.5, 3.0]])).abs().max()}
+        history = fit(model, batches, loss_fn, TrainConfig(steps=300, lr=0.05, weight_decay=0.0, eval_every=100,
+                                                           progress=False), evaluate)
+        return model, history
+    model, history = run()
+    again, _ = run()
+    assert torch.equal(model.weight, again.weight)
+    assert history.steps == list(range(1, 301)) and len(history.train["loss"]) == 300
+    assert history.train["loss"][-1] < 1e-3 < history.train["loss"][0]
+    assert [s for s, _ in history.evaluations["weight_error"]] == [100, 200, 300]
+    assert history.evaluations["weight_error"][-1][1] < 0.02
+    assert max(history.lr) == pytest.approx(0.05) and history.lr[0] == pytest.approx(0.05 / 30)
+
+
+def test_clipping_scales_the_gradient():
+    # Adam's first step is lr · g / (|g| + eps): about lr whatever g's size, unless the gradient
+    # was clipped below eps = 1e-8, which makes the step vanish. So the step size shows clipping.
+    def first_step(max_grad_norm):
+        torch.manual_seed(0)
+        model = nn.Linear(4, 1)
+        before = model.weight.detach().clone()
+        batch = (torch.full((8, 4), 100.0), torch.zeros(8))
+        history = fit(model, itertools.repeat(batch), lambda m, b: (m(b[0]) ** 2).mean(),
+                      TrainConfig(steps=1, lr=1.0, warmup_fraction=0.0, max_grad_norm=max_grad_norm,
+                                  weight_decay=0.0, progress=False))
+        return (model.weight - before).abs().max().item(), history.grad_norm[0]
+    unclipped, norm = first_step(None)
+    clipped, norm_seen = first_step(1e-12)
+    assert unclipped == pytest.approx(1.0, rel=1e-4)
+    assert clipped < 1e-3
+    assert norm == pytest.approx(norm_seen) and norm > 1.0  # the history keeps the norm before clipping
+
+
+def test_divergence_names_the_step():
+    model = nn.Linear(1, 1)
+    calls = itertools.count()
+    def loss_fn(m, batch):
+        return m(batch).sum() * (float("nan") if next(calls) == 3 else 1.0)
+    with pytest.raises(FloatingPointError, match=r"loss is nan at step 3 of 10"):
+        fit(model, itertools.repeat(torch.ones(2, 1)), loss_fn, TrainConfig(steps=10, progress=False))
+
+
+@pytest.mark.parametrize(("fields", "pattern"), [({"steps": 0}, "steps must be a positive int"),
+                                                  ({"steps": 5, "lr": 0}, "lr must be a positive float"),
+                                                  ({"steps": 5, "warmup_fraction": 1.5}, r"warmup_fraction must lie in \[0, 1\]"),
+                                                  ({"steps": 5, "max_grad_norm": 0}, "max_grad_norm must be positive")])
+def test_config_validation(fields, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        TrainConfig(**fields)
+
+
+def test_cached_training_trains_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("CTXBOOK_CACHE", str(tmp_path))
+    runs = []
+    def train(model):
+        runs.append(1)
+        batches, loss_fn = regression_problem()
+        return fit(model, batches, loss_fn, TrainConfig(steps=20, progress=False))
+    build = lambda: nn.Linear(4, 1)
+    first, history = cached_training("toy", {"steps": 20}, build, train)
+    second, history2 = cached_training("toy", {"steps": 20}, build, train)
+    assert len(runs) == 1 and torch.equal(first.weight, second.weight)
+    assert history2.train == history.train
+    cached_training("toy", {"steps": 21}, build, train)
+    assert len(runs) == 2 and len(list(tmp_path.glob("toy-*.pt"))) == 2

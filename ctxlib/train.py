@@ -128,9 +128,10 @@ def fit(
             output = loss_fn(model, batch)
         metrics = output if isinstance(output, dict) else {"loss": output}
         loss = metrics["loss"]
-        if not torch.isfinite(loss):
+        loss_value = float(loss.detach())
+        if not math.isfinite(loss_value):
             raise FloatingPointError(
-                f"loss is {loss.item()} at step {step} of {config.steps} (lr {schedule.get_last_lr()[0]:.2e}): "
+                f"loss is {loss_value} at step {step} of {config.steps} (lr {schedule.get_last_lr()[0]:.2e}): "
                 "training diverged; lower lr, lengthen warmup or clip gradients"
             )
         optimizer.zero_grad(set_to_none=True)
@@ -144,7 +145,7 @@ def fit(
         history.grad_norm.append(float(grad_norm))
         for name, value in metrics.items():
             history.train.setdefault(name, []).append(float(value.detach()) if torch.is_tensor(value) else float(value))
-        bar.set_postfix(loss=f"{float(loss):.3f}", refresh=False)
+        bar.set_postfix(loss=f"{loss_value:.3f}", refresh=False)
         last = step + 1 == config.steps
         if evaluate is not None and (last or (config.eval_every and (step + 1) % config.eval_every == 0)):
             model.eval()

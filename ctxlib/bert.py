@@ -146,17 +146,22 @@ class BertEmbeddings(nn.Module):
         return self.dropout(self.LayerNorm(summed))
 
 
-class BertSelfOutput(nn.Module):
-    """W_O of eq 4.4 (``h·d_v → d_model``), then Add & LayerNorm around the attention."""
+class BertAddNorm(nn.Module):
+    """A projection back to ``d_model``, dropout, then Add & LayerNorm (post-LN).
 
-    def __init__(self, config: BertConfig) -> None:
+    It closes both sub-layers of a block: after attention its ``dense`` is W_O of eq 4.4
+    (``h·d_v → d_model``; checkpoints call it ``attention.output``), after the feed-forward
+    network it contracts ``intermediate_size → d_model`` (``output``).
+    """
+
+    def __init__(self, in_features: int, config: BertConfig) -> None:
         super().__init__()
-        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.dense = nn.Linear(in_features, config.hidden_size)
         self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
 
-    def forward(self, heads: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
-        return self.LayerNorm(self.dropout(self.dense(heads)) + residual)
+    def forward(self, x: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+        return self.LayerNorm(self.dropout(self.dense(x)) + residual)
 
 
 class BertAttention(nn.Module):
@@ -167,7 +172,7 @@ class BertAttention(nn.Module):
         self.self = MultiHeadSelfAttention(
             config.hidden_size, config.num_attention_heads, config.attention_probs_dropout_prob
         )
-        self.output = BertSelfOutput(config)
+        self.output = BertAddNorm(config.hidden_size, config)
 
     def forward(
         self, hidden: torch.Tensor, bias: torch.Tensor | None, need_weights: bool
@@ -187,22 +192,6 @@ class BertIntermediate(nn.Module):
         return F.gelu(self.dense(hidden))
 
 
-class BertOutputLayer(nn.Module):
-    """The feed-forward network's contraction back to ``d_model``, then Add & LayerNorm.
-
-    (Hugging Face calls this module ``output``; the class name avoids clashing with ``BertOutput``.)
-    """
-
-    def __init__(self, config: BertConfig) -> None:
-        super().__init__()
-        self.dense = nn.Linear(config.intermediate_size, config.hidden_size)
-        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
-        self.dropout = nn.Dropout(config.hidden_dropout_prob)
-
-    def forward(self, expanded: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
-        return self.LayerNorm(self.dropout(self.dense(expanded)) + residual)
-
-
 class BertLayer(nn.Module):
     """One post-LN Transformer encoder block (notes §3.5): attention, Add & LN, FFN, Add & LN."""
 
@@ -210,7 +199,7 @@ class BertLayer(nn.Module):
         super().__init__()
         self.attention = BertAttention(config)
         self.intermediate = BertIntermediate(config)
-        self.output = BertOutputLayer(config)
+        self.output = BertAddNorm(config.intermediate_size, config)
 
     def forward(
         self, hidden: torch.Tensor, bias: torch.Tensor | None, need_weights: bool

@@ -57,6 +57,13 @@ def piece_mask(offsets: torch.Tensor, span: Span) -> torch.Tensor:
     return pieces
 
 
+def _pool(table: torch.Tensor, hidden: torch.Tensor, input_ids: torch.Tensor, row: int,
+          pieces: torch.Tensor) -> torch.Tensor:
+    """``[L+2, H]`` for one word: its pieces' static rows and hidden states (``[L+1, B, T, H]``), averaged."""
+    static = table[input_ids[row][pieces]].mean(0)
+    return torch.cat([static[None], hidden[:, row][:, pieces].mean(1)])
+
+
 @torch.no_grad()
 def occurrence_vectors(model: BertModel, tokenizer, spans: Sequence[Span], batch_size: int = 64) -> OccurrenceVectors:
     """Every layer's vector for each span, as ``OccurrenceVectors`` (eval mode, no gradients)."""
@@ -72,8 +79,24 @@ def occurrence_vectors(model: BertModel, tokenizer, spans: Sequence[Span], batch
         out = model(**enc, output_hidden_states=True)
         hidden = torch.stack(out.hidden_states)  # [L+1, B, T, H]
         for row, span in enumerate(chunk):
-            pieces = piece_mask(offsets[row], span)
-            static = table[enc["input_ids"][row][pieces]].mean(0)
-            contextual = hidden[:, row][:, pieces].mean(1)  # [L+1, H]
-            per_span.append(torch.cat([static[None], contextual]))
+            per_span.append(_pool(table, hidden, enc["input_ids"], row, piece_mask(offsets[row], span)))
     return OccurrenceVectors(layer_names(model), torch.stack(per_span, dim=1))
+
+
+@torch.no_grad()
+def bert_word_vectors(model: BertModel, tokenizer, sentences: Sequence[Sequence[str]], batch_size: int = 64) -> OccurrenceVectors:
+    """Every word of pre-tokenised ``sentences``, in reading order: ``[L+2, N_words, H]``
+    (static row, embedding output, each encoder layer), WordPieces pooled by their mean."""
+    if len(sentences) == 0:
+        raise ValueError("sentences is empty: give at least one sentence")
+    model.eval()
+    table = model.embeddings.word_embeddings.weight
+    per_word: list[torch.Tensor] = []
+    for first in range(0, len(sentences), batch_size):
+        chunk = [list(s) for s in sentences[first:first + batch_size]]
+        enc = tokenizer(chunk, is_split_into_words=True, padding=True, return_tensors="pt")
+        hidden = torch.stack(model(**enc, output_hidden_states=True).hidden_states)  # [L+1, B, T, H]
+        for row, words in enumerate(chunk):
+            word_of = torch.tensor([-1 if w is None else w for w in enc.word_ids(row)])
+            per_word += [_pool(table, hidden, enc["input_ids"], row, word_of == w) for w in range(len(words))]
+    return OccurrenceVectors(layer_names(model), torch.stack(per_word, dim=1))

@@ -86,3 +86,24 @@ def separation_by_layer(
         nn_accuracy=tuple(loo_1nn_accuracy(layer, labels_array) for layer in array),
         chance=chance,
     )
+
+
+def linear_probe_accuracy(train_x: np.ndarray | torch.Tensor, train_y: Sequence[object],
+                          test_x: np.ndarray | torch.Tensor, test_y: Sequence[object], seed: int = 0) -> float:
+    """Held-out accuracy of a multinomial logistic regression trained on frozen vectors: how
+    much of a property a layer holds *linearly* (Tenney et al. 2019)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    train, train_labels = _as_array(train_x, train_y, 2)
+    test, test_labels = _as_array(test_x, test_y, 2)
+    probe = make_pipeline(StandardScaler(), LogisticRegression(max_iter=300, C=1.0, random_state=seed))
+    probe.fit(train, train_labels)
+    return float(probe.score(test, test_labels))
+
+
+def probe_layers(train_layers: np.ndarray | torch.Tensor, train_y: Sequence[object],
+                 test_layers: np.ndarray | torch.Tensor, test_y: Sequence[object]) -> list[float]:
+    """``linear_probe_accuracy`` for each layer of ``[L, N, H]`` stacks."""
+    return [linear_probe_accuracy(a, train_y, b, test_y) for a, b in zip(train_layers, test_layers)]

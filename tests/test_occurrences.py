@@ -34,3 +34,15 @@ def test_bad_input(minilm_pair):
         occurrence_vectors(model, tokenizer, [])
     with pytest.raises(ValueError, match=r"name must be one of"):
         occurrence_vectors(model, tokenizer, [find_occurrence("a bank", "bank")]).layer("layer 9")
+
+
+@torch.no_grad()
+def test_word_vectors_of_pretokenised_sentences_match_span_vectors(minilm_pair):
+    from ctxlib.occurrences import bert_word_vectors
+
+    model, tokenizer = minilm_pair
+    words = ["The", "unbelievably", "calm", "bank", "."]
+    by_word = bert_word_vectors(model, tokenizer, [words, ["Hi"]])
+    assert by_word.vectors.shape == (8, 6, 384)
+    by_span = occurrence_vectors(model, tokenizer, [find_occurrence("The unbelievably calm bank .", w) for w in words[1:4]])
+    torch.testing.assert_close(by_word.vectors[:, 1:4], by_span.vectors, atol=1e-5, rtol=1e-5)

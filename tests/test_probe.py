@@ -55,3 +55,16 @@ def test_bad_input():
         separation_by_layer(np.eye(3), [0, 1, 1], ["x"])
     with pytest.raises(ValueError, match=r"layer_names must name each of the 1 layers, got 2"):
         separation_by_layer(np.eye(3)[None], [0, 1, 1], ["x", "y"])
+
+
+def test_linear_probe_finds_linear_structure_and_not_noise():
+    from ctxlib.probe import linear_probe_accuracy, probe_layers
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(600, 10))
+    y = (x[:, 3] + 0.5 * x[:, 7] > 0).astype(int)  # a linear property
+    noise = rng.integers(0, 2, size=600)  # a property the vectors do not hold
+    assert linear_probe_accuracy(x[:400], y[:400], x[400:], y[400:]) > 0.95
+    # 200 test points: chance 0.5 with standard deviation 0.035; 0.62 is more than 3 sigma away.
+    assert linear_probe_accuracy(x[:400], noise[:400], x[400:], noise[400:]) < 0.62
+    assert len(probe_layers(np.stack([x[:400]] * 2), y[:400], np.stack([x[400:]] * 2), y[400:])) == 2

@@ -47,10 +47,12 @@ def polysemy_explorer(study: PolysemyStudy, word: str = "bank", layer: str | Non
     and a 2-D projection; see the occurrences coloured by sense and the scores against depth."""
     layer = layer or study.layer_names[-1]
     study.check(word, layer, method)
-    word_box = widgets.Dropdown(options=study.words, value=word, description="word")
+    wide = {"description_width": "initial"}
+    word_box = widgets.Dropdown(options=study.words, value=word, description="word", style=wide,
+                                layout=widgets.Layout(width="180px"))
     layer_box = widgets.SelectionSlider(options=study.layer_names, value=layer, description="layer",
-                                        continuous_update=False)
-    method_box = widgets.ToggleButtons(options=PROJECTIONS, value=method, description="projection")
+                                        continuous_update=False, style=wide, layout=widgets.Layout(width="420px"))
+    method_box = widgets.ToggleButtons(options=PROJECTIONS, value=method, description="projection", style=wide)
     image, redraw = figure_widget(lambda: study.draw(word_box.value, layer_box.value, method_box.value))
     for control in (word_box, layer_box, method_box):
         control.observe(lambda _change: redraw(), names="value")

@@ -29,7 +29,6 @@ def main() -> int:
     args = parser.parse_args()
     if not args.chapter.is_file():
         parser.error(f"chapter {str(args.chapter)!r} does not exist")
-    os.environ.setdefault("MPLBACKEND", "Agg")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     notebook = jupytext.read(args.chapter)
     start = time.perf_counter()

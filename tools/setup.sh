@@ -17,6 +17,4 @@ echo "== installing requirements.txt into $VENV"
 export PATH="$VENV/bin:$PATH"
 # Nothing may reach a model hub at run time; make any accidental attempt fail loudly.
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-# Plots render without a display.
-export MPLBACKEND=Agg
 export CTXBOOK_READY="$VENV"

@@ -1,0 +1,52 @@
+"""Checks of the built HTML that need no browser: figures and equation numbers.
+
+* Every executed cell that shows a matplotlib figure (``plt.show()``) must carry an image in
+  the page: a figure that silently failed to render (a non-inline backend, say) is the kind of
+  loss a reader of the static page cannot recover.
+* Every ``{eq}`` reference must show the number its equation shows, and equations labelled
+  ``eq-N-M`` must show the notes' number (N.M).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from bs4 import BeautifulSoup
+
+from test_rendered_pages import HTML, PAGES, _missing
+
+CHAPTERS = [page for page in PAGES if page.startswith("book/")]
+
+
+@pytest.fixture(scope="module", params=CHAPTERS or [None])
+def soup(request):
+    if request.param is None:
+        _missing("no built book", f"at {HTML}")
+    return request.param, BeautifulSoup((HTML / request.param).read_text(encoding="utf-8"), "html.parser")
+
+
+def test_every_shown_figure_is_in_the_page(soup):
+    page, tree = soup
+    for cell in tree.select("div.cell"):
+        source = cell.select_one("div.cell_input")
+        if source is not None and "plt.show()" in source.get_text():
+            output = cell.select_one("div.cell_output")
+            assert output is not None and output.find("img"), (
+                f"{page}: a cell calls plt.show() but its output has no image:\n{source.get_text()[:200]}")
+
+
+def test_equation_numbers_follow_the_notes(soup):
+    page, tree = soup
+    numbers = {}
+    for equation in tree.select("div.math[id^=equation-]"):
+        label = equation["id"].removeprefix("equation-")
+        shown = equation.select_one("span.eqno").find(string=True).strip()  # without the "#" permalink
+        numbers[label] = shown
+        match = re.fullmatch(r"eq-(\d+)-(\d+)", label)
+        if match:
+            assert shown == f"({match[1]}.{match[2]})", f"{page}: {label} is shown as {shown}"
+    for link in tree.select('a.reference.internal[href*="#equation-"]'):
+        label = link["href"].split("#equation-", 1)[1]
+        if label in numbers:
+            assert link.get_text(strip=True) == numbers[label], f"{page}: a reference to {label} reads {link.get_text()}"

@@ -68,3 +68,18 @@ def test_linear_probe_finds_linear_structure_and_not_noise():
     # 200 test points: chance 0.5 with standard deviation 0.035; 0.62 is more than 3 sigma away.
     assert linear_probe_accuracy(x[:400], noise[:400], x[400:], noise[400:]) < 0.62
     assert len(probe_layers(np.stack([x[:400]] * 2), y[:400], np.stack([x[400:]] * 2), y[400:])) == 2
+
+
+def test_nearest_neighbours_by_cosine():
+    import torch
+
+    from ctxlib.neighbours import nearest
+
+    table = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [-1.0, 0.1]])
+    names = ["east", "north", "north-east", "west"]
+    result = nearest(table, names, torch.tensor([[2.0, 0.2], [1.0, 0.0]]), k=2, exclude_self=[None, "east"])
+    assert [n for n, _ in result[0]] == ["east", "north-east"]
+    assert [n for n, _ in result[1]] == ["north-east", "north"]
+    assert result[1][0][1] == pytest.approx(2 ** -0.5)
+    with pytest.raises(ValueError, match=r"names must name each of the 4 rows, got 3"):
+        nearest(table, names[:3], table)

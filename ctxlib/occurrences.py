@@ -100,3 +100,20 @@ def bert_word_vectors(model: BertModel, tokenizer, sentences: Sequence[Sequence[
             word_of = torch.tensor([-1 if w is None else w for w in enc.word_ids(row)])
             per_word += [_pool(table, hidden, enc["input_ids"], row, word_of == w) for w in range(len(words))]
     return OccurrenceVectors(layer_names(model), torch.stack(per_word, dim=1))
+
+
+@torch.no_grad()
+def elmo_word_vectors(elmo, sentences: Sequence[Sequence[str]], batch_size: int = 128) -> OccurrenceVectors:
+    """Every word of ``sentences`` in ELMo's L+1 layers, in reading order: ``[L+1, N_words, 2·proj]``
+    ("layer 0" is the char-CNN token layer)."""
+    from ctxlib.elmo import batch_to_ids
+
+    if len(sentences) == 0:
+        raise ValueError("sentences is empty: give at least one sentence")
+    elmo.eval()
+    per_batch = []
+    for first in range(0, len(sentences), batch_size):
+        out = elmo(batch_to_ids(sentences[first:first + batch_size]))
+        per_batch.append(torch.stack(out.layers)[:, out.mask])  # [L+1, words in batch, H]
+    names = tuple(f"layer {j}" for j in range(len(per_batch[0])))
+    return OccurrenceVectors(names, torch.cat(per_batch, dim=1))

@@ -159,3 +159,32 @@ def test_bad_input(reference_elmo):
         reference_elmo(torch.full((1, 2, 50), 300))
     with pytest.raises(ValueError, match=r"activation must be one of"):
         ElmoConfig(activation="gelu")
+
+
+@torch.no_grad()
+def test_elmo_word_vectors_are_the_layers_in_reading_order(reference_elmo):
+    from ctxlib.occurrences import elmo_word_vectors
+
+    sentences = [["The", "bank", "."], ["A", "long", "river", "bank", "!"]]
+    words = elmo_word_vectors(reference_elmo, sentences, batch_size=1)
+    assert words.layer_names == ("layer 0", "layer 1", "layer 2")
+    assert words.vectors.shape == (3, 8, 32)
+    together = reference_elmo(batch_to_ids(sentences))
+    torch.testing.assert_close(words.vectors[:, 3:], torch.stack(together.layers)[:, 1, :5], atol=1e-6, rtol=1e-5)
+
+
+def test_fit_scalar_mix_finds_the_informative_layer():
+    from ctxlib.scalar_mix import fit_scalar_mix
+
+    generator = torch.Generator().manual_seed(0)
+    n, dim = 1200, 8
+    labels = torch.randint(0, 3, (n,), generator=generator)
+    noise = lambda: torch.randn(n, dim, generator=generator)
+    informative = noise() * 0.3 + torch.nn.functional.one_hot(labels, dim).float() * 2
+    layers = torch.stack([noise(), informative, noise()])  # only layer 1 knows the label
+    result = fit_scalar_mix(layers[:, :900], labels[:900].tolist(), layers[:, 900:], labels[900:].tolist(),
+                            ["layer 0", "layer 1", "layer 2"], steps=200, lr=0.05)
+    assert result.weights.shape == (201, 3) and result.gamma.shape == (201,)
+    assert np.allclose(result.weights[0], 1 / 3)  # softmax of w = 0
+    assert result.weights[-1].argmax() == 1 and result.weights[-1][1] > 0.6
+    assert result.accuracy > 0.9

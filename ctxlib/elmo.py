@@ -183,10 +183,14 @@ class CharCNN(nn.Module):
     def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
         """``[B, T, 50]`` character ids → ``[B, T, projection_dim]`` token vectors."""
         batch, length, chars = char_ids.shape
-        x = self.char_embedding(char_ids.view(-1, chars)).transpose(1, 2)  # [B·T, dim, 50]
+        # A word's vector depends on its characters only: compute it once per distinct word
+        # in the batch (about half the tokens of running text), then copy it to each use.
+        words, position = torch.unique(char_ids.reshape(-1, chars), dim=0, return_inverse=True)
+        x = self.char_embedding(words).transpose(1, 2)  # [words, dim, 50]
         # Max over positions: a filter fires if its n-gram occurs anywhere in the word.
         pooled = [self.activation(conv(x).max(dim=-1).values) for conv in self.convolutions]
-        return self.projection(self.highway(torch.cat(pooled, dim=-1))).view(batch, length, -1)
+        vectors = self.projection(self.highway(torch.cat(pooled, dim=-1)))
+        return vectors[position].view(batch, length, -1)
 
 
 class ProjectedLSTM(nn.Module):
@@ -340,10 +344,13 @@ class BiLM(nn.Module):
         padded[:, 1:-1] = word_ids
         padded[:, 0] = bos_id
         padded[torch.arange(batch), lengths + 1] = eos_id
+        forward_targets = padded[:, 1:]
         # The backward LM reads from a position only if that position is real, not padding.
         backward_targets = padded[:, :-1].masked_fill(~out.mask[:, 1:], -100)
-        forward_nll = F.cross_entropy(self.softmax(top[:, :-1, :p]).transpose(1, 2), padded[:, 1:], ignore_index=-100)
-        backward_nll = F.cross_entropy(self.softmax(top[:, 1:, p:]).transpose(1, 2), backward_targets, ignore_index=-100)
+        # The softmax runs only where there is a word to predict: padding costs nothing.
+        forward_rows, backward_rows = forward_targets != -100, backward_targets != -100
+        forward_nll = F.cross_entropy(self.softmax(top[:, :-1, :p][forward_rows]), forward_targets[forward_rows])
+        backward_nll = F.cross_entropy(self.softmax(top[:, 1:, p:][backward_rows]), backward_targets[backward_rows])
         return forward_nll, backward_nll
 
 

@@ -105,7 +105,8 @@ class BertConfig:
 class BertOutput:
     """What ``BertModel`` returns; ``hidden_states`` and ``attentions`` only when asked for.
 
-    ``hidden_states``: L+1 tensors ``[B, T, H]``, the embedding output first.
+    ``hidden_states``: L+1 tensors ``[B, T, H]``, the embedding output first. Where
+    ``attention_mask`` marks padding, the encoder layers' vectors there are 0 (they mean nothing).
     ``attentions``: L tensors ``[B, heads, T, T]``, after the softmax (bertviz's input).
     """
 
@@ -202,10 +203,19 @@ class BertLayer(nn.Module):
         self.output = BertAddNorm(config.intermediate_size, config)
 
     def forward(
-        self, hidden: torch.Tensor, bias: torch.Tensor | None, need_weights: bool
+        self, hidden: torch.Tensor, bias: torch.Tensor | None, need_weights: bool,
+        real: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``real`` (``[B, T]`` bool) marks the tokens that are not padding, if any are."""
         attended, probs = self.attention(hidden, bias, need_weights)
-        return self.output(self.intermediate(attended), attended), probs
+        if real is None:
+            return self.output(self.intermediate(attended), attended), probs
+        # The feed-forward network acts on each token alone, so padding can skip it: the
+        # biggest matmuls of the block then run on real tokens only. Padding rows become 0.
+        tokens = attended[real]
+        out = attended.new_zeros(attended.shape)
+        out[real] = self.output(self.intermediate(tokens), tokens)
+        return out, probs
 
 
 class BertEncoder(nn.Module):
@@ -363,9 +373,10 @@ class BertModel(BertPreTrainedModel):
             token_type_ids = torch.zeros_like(input_ids)
         hidden = self.embeddings(input_ids, token_type_ids)
         bias = None if attention_mask is None else padding_bias(attention_mask, hidden.dtype)
+        real = None if attention_mask is None or bool(attention_mask.all()) else attention_mask.bool()
         hidden_states, attentions = [hidden], []
         for block in self.encoder.layer:
-            hidden, probs = block(hidden, bias, output_attentions)
+            hidden, probs = block(hidden, bias, output_attentions, real)
             hidden_states.append(hidden)
             attentions.append(probs)
         return BertOutput(

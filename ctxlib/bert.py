@@ -372,8 +372,9 @@ class BertModel(BertPreTrainedModel):
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
         hidden = self.embeddings(input_ids, token_type_ids)
-        bias = None if attention_mask is None else padding_bias(attention_mask, hidden.dtype)
+        # A mask without padding changes nothing; dropping it lets attention skip the bias.
         real = None if attention_mask is None or bool(attention_mask.all()) else attention_mask.bool()
+        bias = None if real is None else padding_bias(attention_mask, hidden.dtype)
         hidden_states, attentions = [hidden], []
         for block in self.encoder.layer:
             hidden, probs = block(hidden, bias, output_attentions, real)

@@ -1,0 +1,69 @@
+"""Pretraining the book's ELMo: batches, perplexity and the cached training run."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import asdict
+
+import pytest
+import torch
+
+from ctxlib.corpus import Corpus, TaggedSentence
+from ctxlib.elmo import BiLM, ElmoConfig
+from ctxlib.elmo_pretraining import BOOK_ELMO, book_elmo, lm_batches, perplexity
+from ctxlib.train import TrainConfig
+from ctxlib.vocabulary import Vocabulary
+
+SMALL = ElmoConfig(char_embedding_dim=4, filters=((1, 8), (2, 8), (3, 8)), n_highway=1, projection_dim=16,
+                   cell_size=32, cell_clip=None, proj_clip=None)
+
+
+def toy_corpus(n: int = 300) -> Corpus:
+    """A corpus with an easy pattern: 'the <animal> <verb>s .' over and over."""
+    rng = random.Random(0)
+    animals, verbs = ["dog", "cat", "bird", "fish"], ["runs", "sleeps", "eats"]
+    def sentence(i: int) -> TaggedSentence:
+        tokens = ("the", rng.choice(animals), rng.choice(verbs), ".")
+        return TaggedSentence(tokens, ("DET", "NOUN", "VERB", "PUNCT"), (None,) * 4, i // 3, "animals")
+    return Corpus(tuple(sentence(i) for i in range(n)), tuple(sentence(i) for i in range(30)))
+
+
+def test_batches_are_reproducible():
+    sentences = [s.tokens for s in toy_corpus().train]
+    vocab = Vocabulary(t for s in sentences for t in s)
+    a, b = lm_batches(sentences, vocab, 8, seed=3), lm_batches(sentences, vocab, 8, seed=3)
+    for _ in range(3):
+        (chars_a, words_a), (chars_b, words_b) = next(a), next(b)
+        assert torch.equal(chars_a, chars_b) and torch.equal(words_a, words_b)
+
+
+def test_untrained_perplexity_is_near_the_vocabulary_size():
+    # With small random weights every word is about equally likely: perplexity ≈ |V|.
+    torch.manual_seed(0)
+    sentences = [s.tokens for s in toy_corpus().heldout]
+    vocab = Vocabulary([f"w{i}" for i in range(500)] + [t for s in sentences for t in s])
+    bilm = BiLM(ElmoConfig(**{**asdict(SMALL), "vocab_size": len(vocab)}))
+    for value in perplexity(bilm, sentences, vocab).values():
+        assert 0.8 * len(vocab) < value < 1.25 * len(vocab)
+
+
+def test_book_elmo_learns_and_is_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("CTXBOOK_CACHE", str(tmp_path))
+    corpus = toy_corpus()
+    training = TrainConfig(steps=60, lr=1e-2, eval_every=30, progress=False)
+    elmo, history, vocab = book_elmo(corpus, training, SMALL)
+    first = history.evaluations["heldout forward perplexity"]
+    assert [step for step, _ in first] == [30, 60]
+    # The pattern has 4 animals and 3 verbs: a model that learned it is far below |V| = 14.
+    assert first[-1][1] < 4.0 < len(vocab)
+    again, history_again, _ = book_elmo(corpus, training, SMALL)
+    assert history_again.evaluations == history.evaluations
+    assert all(torch.equal(a, b) for a, b in zip(elmo.state_dict().values(), again.state_dict().values()))
+    assert len(list(tmp_path.glob("book-elmo-*.pt"))) == 1
+
+
+def test_book_config_is_the_documented_size():
+    assert (BOOK_ELMO.projection_dim, BOOK_ELMO.cell_size, BOOK_ELMO.n_layers) == (64, 256, 2)
+    assert BOOK_ELMO.cell_clip is None  # so the fused LSTM path trains it
+    with pytest.raises(ValueError, match="activation must be one of"):
+        ElmoConfig(activation="swish")

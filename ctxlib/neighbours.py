@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 
 
+@torch.no_grad()
 def nearest(table: torch.Tensor, names: Sequence[str], queries: torch.Tensor, k: int = 5,
             exclude_self: Sequence[str] | None = None) -> list[list[tuple[str, float]]]:
     """For each query vector, the ``k`` rows of ``table`` with the highest cosine similarity,

@@ -107,3 +107,14 @@ def probe_layers(train_layers: np.ndarray | torch.Tensor, train_y: Sequence[obje
                  test_layers: np.ndarray | torch.Tensor, test_y: Sequence[object]) -> list[float]:
     """``linear_probe_accuracy`` for each layer of ``[L, N, H]`` stacks."""
     return [linear_probe_accuracy(a, train_y, b, test_y) for a, b in zip(train_layers, test_layers)]
+
+
+def nn_accuracy(train_x: np.ndarray | torch.Tensor, train_y: Sequence[object],
+                test_x: np.ndarray | torch.Tensor, test_y: Sequence[object]) -> float:
+    """Held-out 1-nearest-neighbour accuracy on cosine distance: each test vector takes the
+    label of its nearest training vector. Peters et al. (2018, §5.3) disambiguate word senses
+    this way, with no trained parameters at all."""
+    train, train_labels = _as_array(train_x, train_y, 2)
+    test, test_labels = _as_array(test_x, test_y, 2)
+    nearest = pairwise_distances(test, train, metric="cosine").argmin(axis=1)
+    return float(np.mean(train_labels[nearest] == test_labels))

@@ -67,3 +67,26 @@ def test_book_config_is_the_documented_size():
     assert BOOK_ELMO.cell_clip is None  # so the fused LSTM path trains it
     with pytest.raises(ValueError, match="activation must be one of"):
         ElmoConfig(activation="swish")
+
+
+def test_probe_tasks_cut_pos_and_sense_words_out_of_one_encoding():
+    from ctxlib.layer_probes import probe_tasks
+    from ctxlib.occurrences import OccurrenceVectors
+
+    rng = random.Random(1)
+    def sentence(i: int) -> TaggedSentence:
+        sense = rng.choice(["bank/river", "bank/finance"])
+        return TaggedSentence(("the", "bank", "."), ("DET", "NOUN", "PUNCT"), (None, sense, None), i, "t")
+    corpus = Corpus(tuple(sentence(i) for i in range(40)), tuple(sentence(i) for i in range(10)))
+    encoded = []
+    def encode(sentences):
+        # One "layer" whose vector is the word's position in the whole batch: traceable.
+        n = sum(map(len, sentences))
+        encoded.append(n)
+        return OccurrenceVectors(("layer 0",), torch.arange(float(n)).view(1, n, 1))
+    tasks = probe_tasks(encode, corpus, train_sentences=20, test_sentences=5, max_pos_tokens=30)
+    assert encoded == [60, 15]  # each split encoded once
+    sense = tasks["word sense"]
+    assert sense.train_layers.shape == (1, 20, 1) and set(sense.train_labels) <= {"bank/river", "bank/finance"}
+    assert sense.train_layers[0, :, 0].remainder(3).eq(1).all()  # the middle word of each sentence
+    assert tasks["part of speech"].train_layers.shape == (1, 30, 1) and len(tasks["part of speech"].test_labels) == 15

@@ -83,3 +83,11 @@ def test_nearest_neighbours_by_cosine():
     assert result[1][0][1] == pytest.approx(2 ** -0.5)
     with pytest.raises(ValueError, match=r"names must name each of the 4 rows, got 3"):
         nearest(table, names[:3], table)
+
+
+def test_held_out_nearest_neighbour_accuracy():
+    from ctxlib.probe import nn_accuracy
+
+    train = np.array([[1.0, 0.0], [0.0, 1.0]])
+    test = np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]])
+    assert nn_accuracy(train, ["a", "b"], test, ["a", "b", "b"]) == pytest.approx(2 / 3)

@@ -10,7 +10,7 @@ use a span pooling of the same kind).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -57,11 +57,18 @@ def piece_mask(offsets: torch.Tensor, span: Span) -> torch.Tensor:
     return pieces
 
 
-def _pool(table: torch.Tensor, hidden: torch.Tensor, input_ids: torch.Tensor, row: int,
-          pieces: torch.Tensor) -> torch.Tensor:
-    """``[L+2, H]`` for one word: its pieces' static rows and hidden states (``[L+1, B, T, H]``), averaged."""
-    static = table[input_ids[row][pieces]].mean(0)
-    return torch.cat([static[None], hidden[:, row][:, pieces].mean(1)])
+def _pooled(model: BertModel, batches: Iterator[tuple[dict, list[list[torch.Tensor]]]]) -> OccurrenceVectors:
+    """Encode each batch once; for every row, pool the pieces each of its masks selects into
+    ``[L+2, H]`` (static rows and hidden states, averaged); stack all into ``[L+2, N, H]``."""
+    model.eval()
+    table = model.embeddings.word_embeddings.weight
+    pooled: list[torch.Tensor] = []
+    for enc, masks_per_row in batches:
+        hidden = torch.stack(model(**enc, output_hidden_states=True).hidden_states)  # [L+1, B, T, H]
+        for row, masks in enumerate(masks_per_row):
+            ids = enc["input_ids"][row]
+            pooled += [torch.cat([table[ids[m]].mean(0)[None], hidden[:, row][:, m].mean(1)]) for m in masks]
+    return OccurrenceVectors(layer_names(model), torch.stack(pooled, dim=1))
 
 
 @torch.no_grad()
@@ -69,18 +76,15 @@ def occurrence_vectors(model: BertModel, tokenizer, spans: Sequence[Span], batch
     """Every layer's vector for each span, as ``OccurrenceVectors`` (eval mode, no gradients)."""
     if len(spans) == 0:
         raise ValueError("spans is empty: give at least one word occurrence")
-    model.eval()
-    table = model.embeddings.word_embeddings.weight
-    per_span: list[torch.Tensor] = []
-    for first in range(0, len(spans), batch_size):
-        chunk = spans[first:first + batch_size]
-        enc = tokenizer([s.text for s in chunk], padding=True, return_offsets_mapping=True, return_tensors="pt")
-        offsets = enc.pop("offset_mapping")
-        out = model(**enc, output_hidden_states=True)
-        hidden = torch.stack(out.hidden_states)  # [L+1, B, T, H]
-        for row, span in enumerate(chunk):
-            per_span.append(_pool(table, hidden, enc["input_ids"], row, piece_mask(offsets[row], span)))
-    return OccurrenceVectors(layer_names(model), torch.stack(per_span, dim=1))
+
+    def batches():
+        for first in range(0, len(spans), batch_size):
+            chunk = spans[first:first + batch_size]
+            enc = tokenizer([s.text for s in chunk], padding=True, return_offsets_mapping=True, return_tensors="pt")
+            offsets = enc.pop("offset_mapping")
+            yield enc, [[piece_mask(offsets[row], span)] for row, span in enumerate(chunk)]
+
+    return _pooled(model, batches())
 
 
 @torch.no_grad()
@@ -89,17 +93,15 @@ def bert_word_vectors(model: BertModel, tokenizer, sentences: Sequence[Sequence[
     (static row, embedding output, each encoder layer), WordPieces pooled by their mean."""
     if len(sentences) == 0:
         raise ValueError("sentences is empty: give at least one sentence")
-    model.eval()
-    table = model.embeddings.word_embeddings.weight
-    per_word: list[torch.Tensor] = []
-    for first in range(0, len(sentences), batch_size):
-        chunk = [list(s) for s in sentences[first:first + batch_size]]
-        enc = tokenizer(chunk, is_split_into_words=True, padding=True, return_tensors="pt")
-        hidden = torch.stack(model(**enc, output_hidden_states=True).hidden_states)  # [L+1, B, T, H]
-        for row, words in enumerate(chunk):
-            word_of = torch.tensor([-1 if w is None else w for w in enc.word_ids(row)])
-            per_word += [_pool(table, hidden, enc["input_ids"], row, word_of == w) for w in range(len(words))]
-    return OccurrenceVectors(layer_names(model), torch.stack(per_word, dim=1))
+
+    def batches():
+        for first in range(0, len(sentences), batch_size):
+            chunk = [list(s) for s in sentences[first:first + batch_size]]
+            enc = tokenizer(chunk, is_split_into_words=True, padding=True, return_tensors="pt")
+            word_of = [torch.tensor([-1 if w is None else w for w in enc.word_ids(row)]) for row in range(len(chunk))]
+            yield enc, [[word_of[row] == w for w in range(len(words))] for row, words in enumerate(chunk)]
+
+    return _pooled(model, batches())
 
 
 @torch.no_grad()

@@ -45,7 +45,7 @@ def sample_sentences(sentences: Sequence[TaggedSentence], count: int, seed: int)
     return random.Random(seed).sample(with_sense, min(count, len(with_sense)))
 
 
-def probe_tasks(encode: Encoder, corpus: Corpus, train_sentences: int = 800, test_sentences: int = 300,
+def probe_tasks(encode: Encoder, corpus: Corpus, train_sentences: int = 700, test_sentences: int = 250,
                 max_pos_tokens: int = 2500, seed: int = 0) -> dict[str, TokenTask]:
     """Encode sampled train and held-out sentences once; cut out the POS and sense tasks."""
     rng = np.random.default_rng(seed)

@@ -83,3 +83,28 @@ def new_figure(ncols: int, nrows: int = 1, width: float = 4.2, height: float = 3
     if margins:
         fig.subplots_adjust(**margins)
     return fig, axes
+
+
+def plot_mix_trajectories(trajectories: dict, title: str = "") -> plt.Figure:
+    """One panel per task: each layer's weight ``softmax(w)_j`` against the training step, and γ
+    (dashed, right axis). ``trajectories`` maps a task name to a ``ctxlib.scalar_mix.MixTrajectory``."""
+    fig, axes = new_figure(len(trajectories), width=4.6, height=3.3,
+                           margins={"left": 0.07, "right": 0.93, "bottom": 0.16, "top": 0.84, "wspace": 0.35})
+    for ax, (task, trajectory) in zip(axes[0], trajectories.items()):
+        steps = np.arange(len(trajectory.gamma))
+        for j, name in enumerate(trajectory.layer_names):
+            ax.plot(steps, trajectory.weights[:, j], color=PALETTE[j % len(PALETTE)], label=f"s_{j} ({name})")
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("step")
+        ax.set_ylabel("softmax(w)_j")
+        accuracy = "" if np.isnan(trajectory.accuracy) else f", held-out accuracy {trajectory.accuracy:.0%}"
+        ax.set_title(f"{task}{accuracy}", fontsize=9)
+        ax.grid(alpha=0.3)
+        twin = ax.twinx()
+        twin.plot(steps, trajectory.gamma, "k--", linewidth=1, label="γ")
+        twin.set_ylabel("γ")
+        lines = ax.get_lines() + twin.get_lines()
+        ax.legend(lines, [line.get_label() for line in lines], fontsize=7, loc="upper left")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig

@@ -60,3 +60,33 @@ def polysemy_explorer(study: PolysemyStudy, word: str = "bank", layer: str | Non
     # later move to a redraw.
     threading.Thread(target=study.precompute_projections, daemon=True).start()
     return widgets.VBox([widgets.HBox([word_box, method_box]), layer_box, image])
+
+
+def scalar_mix_explorer(tasks: dict, steps: int = 300, lr: float = 0.02) -> widgets.VBox:
+    """Train eq 2.5's ``s_j`` and γ for each task (``ctxlib.layer_probes.TokenTask``) side by
+    side, and watch them move: "train" reruns with the chosen learning rate and steps,
+    redrawing every 25 steps. Built with one run at the defaults, whose figure the page keeps."""
+    from ctxlib.scalar_mix import fit_scalar_mix
+    from ctxlib.viz import plot_mix_trajectories
+
+    lr_box = widgets.FloatLogSlider(value=lr, base=10, min=-3, max=-0.5, step=0.25, description="learning rate",
+                                    style={"description_width": "initial"}, continuous_update=False)
+    steps_box = widgets.IntSlider(value=steps, min=50, max=1000, step=50, description="steps",
+                                  style={"description_width": "initial"}, continuous_update=False)
+    button = widgets.Button(description="train", icon="play")
+    current: dict = {}
+
+    def train_all(redraw: Callable[[], None] | None) -> None:
+        for name, task in tasks.items():
+            def show(_step: int, partial, name=name) -> None:
+                current[name] = partial
+                if redraw is not None:
+                    redraw()
+            current[name] = fit_scalar_mix(task.train_layers, task.train_labels, task.test_layers, task.test_labels,
+                                           task.layer_names, steps=steps_box.value, lr=lr_box.value,
+                                           on_step=show if redraw is not None else None)
+
+    train_all(None)
+    image, redraw = figure_widget(lambda: plot_mix_trajectories(dict(current)))
+    button.on_click(lambda _button: (train_all(redraw), redraw()))
+    return widgets.VBox([widgets.HBox([lr_box, steps_box, button]), image])

@@ -188,3 +188,24 @@ def test_fit_scalar_mix_finds_the_informative_layer():
     assert np.allclose(result.weights[0], 1 / 3)  # softmax of w = 0
     assert result.weights[-1].argmax() == 1 and result.weights[-1][1] > 0.6
     assert result.accuracy > 0.9
+
+
+def test_scalar_mix_explorer_retrains_and_redraws():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from ctxlib.layer_probes import TokenTask
+    from ctxlib.widgets import scalar_mix_explorer
+
+    generator = torch.Generator().manual_seed(0)
+    labels = torch.randint(0, 3, (300,), generator=generator)
+    layers = torch.stack([torch.randn(300, 8, generator=generator),
+                          torch.nn.functional.one_hot(labels, 8).float() + 0.1 * torch.randn(300, 8, generator=generator)])
+    task = TokenTask("toy", ("layer 0", "layer 1"), layers[:, :200], tuple(labels[:200].tolist()),
+                     layers[:, 200:], tuple(labels[200:].tolist()))
+    box = scalar_mix_explorer({"toy": task}, steps=50)
+    (lr_box, steps_box, button), image = box.children[0].children, box.children[1]
+    before = bytes(image.value)
+    lr_box.value = 0.1
+    button.click()
+    assert bytes(image.value) != before and bytes(image.value).startswith(b"\x89PNG")

@@ -190,7 +190,7 @@ class CharCNN(nn.Module):
         # Max over positions: a filter fires if its n-gram occurs anywhere in the word.
         pooled = [self.activation(conv(x).max(dim=-1).values) for conv in self.convolutions]
         vectors = self.projection(self.highway(torch.cat(pooled, dim=-1)))
-        return vectors[position].view(batch, length, -1)
+        return vectors.index_select(0, position).view(batch, length, -1)
 
 
 class ProjectedLSTM(nn.Module):

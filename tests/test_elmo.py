@@ -204,7 +204,7 @@ def test_scalar_mix_explorer_retrains_and_redraws():
     task = TokenTask("toy", ("layer 0", "layer 1"), layers[:, :200], tuple(labels[:200].tolist()),
                      layers[:, 200:], tuple(labels[200:].tolist()))
     box = scalar_mix_explorer({"toy": task}, steps=50)
-    (lr_box, steps_box, button), image = box.children[0].children, box.children[1]
+    (lr_box, _steps, button), image = box.children[0].children, box.children[1]
     before = bytes(image.value)
     lr_box.value = 0.1
     button.click()

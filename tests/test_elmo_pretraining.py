@@ -90,3 +90,14 @@ def test_probe_tasks_cut_pos_and_sense_words_out_of_one_encoding():
     assert sense.train_layers.shape == (1, 20, 1) and set(sense.train_labels) <= {"bank/river", "bank/finance"}
     assert sense.train_layers[0, :, 0].remainder(3).eq(1).all()  # the middle word of each sentence
     assert tasks["part of speech"].train_layers.shape == (1, 30, 1) and len(tasks["part of speech"].test_labels) == 15
+
+
+def test_training_is_repeatable(tmp_path, monkeypatch):
+    corpus = toy_corpus()
+    training = TrainConfig(steps=15, lr=1e-2, progress=False)
+    states = []
+    for run in ("a", "b"):
+        monkeypatch.setenv("CTXBOOK_CACHE", str(tmp_path / run))  # no cache hit: train twice
+        elmo, _, _ = book_elmo(corpus, training, SMALL)
+        states.append(elmo.state_dict())
+    assert all(torch.equal(states[0][k], states[1][k]) for k in states[0])

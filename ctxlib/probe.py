@@ -105,12 +105,6 @@ def linear_probe_accuracy(train_x: np.ndarray | torch.Tensor, train_y: Sequence[
     return float(probe.score(test, test_labels))
 
 
-def probe_layers(train_layers: np.ndarray | torch.Tensor, train_y: Sequence[object],
-                 test_layers: np.ndarray | torch.Tensor, test_y: Sequence[object]) -> list[float]:
-    """``linear_probe_accuracy`` for each layer of ``[L, N, H]`` stacks."""
-    return [linear_probe_accuracy(a, train_y, b, test_y) for a, b in zip(train_layers, test_layers)]
-
-
 def nn_accuracy(train_x: np.ndarray | torch.Tensor, train_y: Sequence[object],
                 test_x: np.ndarray | torch.Tensor, test_y: Sequence[object]) -> float:
     """Held-out 1-nearest-neighbour accuracy on cosine distance: each test vector takes the

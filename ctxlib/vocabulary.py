@@ -38,10 +38,6 @@ class Vocabulary:
     def eos_id(self) -> int:
         return self.index[EOS]
 
-    @property
-    def unk_id(self) -> int:
-        return self.index[UNK]
-
     def encode(self, sentences: Sequence[Sequence[str]], pad: int = -100) -> torch.Tensor:
         """``[B, T]`` ids, ``pad`` past each sentence's end (-100: ignored by cross-entropy)."""
         if len(sentences) == 0:

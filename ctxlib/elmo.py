@@ -338,7 +338,11 @@ class BiLM(nn.Module):
         top = out.layers[-1]
         p = self.config.projection_dim
         batch, length = word_ids.shape
-        lengths = (word_ids != -100).sum(-1)
+        # The sentence lengths come from the characters; the word ids must agree with them.
+        words = (char_ids > 0).any(-1)
+        if not torch.equal(word_ids != -100, words):
+            raise ValueError("word_ids must be -100 exactly where char_ids is padding (all-zero characters)")
+        lengths = words.sum(-1)
         # Targets over the T+2 positions: forward at t predicts position t+1, backward t-1.
         padded = word_ids.new_full((batch, length + 2), -100)
         padded[:, 1:-1] = word_ids

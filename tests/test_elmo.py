@@ -209,3 +209,11 @@ def test_scalar_mix_explorer_retrains_and_redraws():
     lr_box.value = 0.1
     button.click()
     assert bytes(image.value) != before and bytes(image.value).startswith(b"\x89PNG")
+
+
+def test_lm_loss_rejects_word_ids_that_disagree_with_the_characters():
+    config = ElmoConfig(char_embedding_dim=4, filters=((1, 4),), projection_dim=6, cell_size=8, vocab_size=7)
+    bilm = BiLM(config)
+    ids = batch_to_ids([["x", "y"], ["z"]])
+    with pytest.raises(ValueError, match=r"word_ids must be -100 exactly where char_ids is padding"):
+        bilm.lm_loss(ids, torch.tensor([[3, 4], [5, 6]]), bos_id=1, eos_id=2)

@@ -16,7 +16,8 @@ Every chapter that trains something calls ``fit``. What it does, and why:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,24 +73,41 @@ class History:
     lr: list[float] = field(default_factory=list)
     grad_norm: list[float] = field(default_factory=list)
     evaluations: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
+    seconds: float = math.nan  # wall time of the training steps (evaluations excluded)
 
     def to_dict(self) -> dict[str, Any]:
         return {"steps": self.steps, "train": self.train, "lr": self.lr, "grad_norm": self.grad_norm,
-                "evaluations": {k: [list(p) for p in v] for k, v in self.evaluations.items()}}
+                "evaluations": {k: [list(p) for p in v] for k, v in self.evaluations.items()},
+                "seconds": self.seconds}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> History:
         return cls(data["steps"], data["train"], data["lr"], data["grad_norm"],
-                   {k: [tuple(p) for p in v] for k, v in data["evaluations"].items()})
+                   {k: [tuple(p) for p in v] for k, v in data["evaluations"].items()},
+                   data.get("seconds", math.nan))
 
 
-def parameter_groups(model: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
-    """Two AdamW groups: matrices decay, 1-D parameters (biases, norms, scalars) do not."""
-    decay, no_decay = [], []
-    for parameter in model.parameters():
+def parameter_groups(model: nn.Module, weight_decay: float, lr: float,
+                     lr_scale: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
+    """AdamW groups: matrices decay, 1-D parameters (biases, norms, scalars) do not.
+
+    ``lr_scale`` maps a submodule name (``"elmo"``) to a multiplier of ``lr`` for the
+    parameters under it: fine-tuning a pretrained part more gently than a new head (Howard and
+    Ruder 2018). Frozen parameters (``requires_grad=False``) join no group.
+    """
+    lr_scale = dict(lr_scale or {})
+    names = {name for name, _ in model.named_modules()}
+    unknown = [prefix for prefix in lr_scale if prefix not in names]
+    if unknown:
+        raise ValueError(f"lr_scale names submodules {unknown} that the model does not have; "
+                         f"it has {sorted(n for n in names if n and '.' not in n)}")
+    groups: dict[tuple[float, bool], list[nn.Parameter]] = {}
+    for name, parameter in model.named_parameters():
         if parameter.requires_grad:
-            (decay if parameter.dim() >= 2 else no_decay).append(parameter)
-    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+            scale = next((s for prefix, s in lr_scale.items() if name.startswith(prefix + ".")), 1.0)
+            groups.setdefault((scale, parameter.dim() >= 2), []).append(parameter)
+    return [{"params": params, "lr": lr * scale, "weight_decay": weight_decay if decays else 0.0}
+            for (scale, decays), params in groups.items()]
 
 
 def warmup_linear_decay(step: int, total: int, warmup: int) -> float:
@@ -105,22 +123,26 @@ def fit(
     loss_fn: Callable[[nn.Module, Any], LossOutput],
     config: TrainConfig,
     evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
+    lr_scale: Mapping[str, float] | None = None,
 ) -> History:
     """Train ``model`` for ``config.steps`` steps on ``batches`` (an iterator that may repeat).
 
     ``loss_fn(model, batch)`` returns the loss, or a dict with a ``"loss"`` entry and any other
     scalars worth recording (they go into ``History.train``). ``evaluate(model)`` runs in eval
-    mode without gradients every ``eval_every`` steps and after the last one.
+    mode without gradients every ``eval_every`` steps and after the last one. ``lr_scale``
+    scales the learning rate of named submodules (see ``parameter_groups``).
     """
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
     torch.manual_seed(config.seed)
-    optimizer = torch.optim.AdamW(parameter_groups(model, config.weight_decay), lr=config.lr, betas=config.betas)
+    optimizer = torch.optim.AdamW(parameter_groups(model, config.weight_decay, config.lr, lr_scale), betas=config.betas)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: warmup_linear_decay(step, config.steps, config.warmup_steps))
     parameters = [p for group in optimizer.param_groups for p in group["params"]]
     history = History()
     bar = tqdm(range(config.steps), desc=config.description, disable=not config.progress, mininterval=0.5)
+    started = time.perf_counter()
+    evaluating = 0.0
     for step in bar:
         model.train()
         batch = next(batches)
@@ -148,9 +170,12 @@ def fit(
         bar.set_postfix(loss=f"{loss_value:.3f}", refresh=False)
         last = step + 1 == config.steps
         if evaluate is not None and (last or (config.eval_every and (step + 1) % config.eval_every == 0)):
+            evaluation_started = time.perf_counter()
             model.eval()
             with torch.no_grad():
                 for name, value in evaluate(model).items():
                     history.evaluations.setdefault(name, []).append((step + 1, float(value)))
+            evaluating += time.perf_counter() - evaluation_started
+    history.seconds = time.perf_counter() - started - evaluating
     model.eval()
     return history

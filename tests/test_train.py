@@ -28,9 +28,23 @@ def test_warmup_then_linear_decay():
 
 def test_no_weight_decay_on_biases_and_norms():
     model = nn.Sequential(nn.Linear(3, 4), nn.LayerNorm(4))
-    decay, no_decay = parameter_groups(model, 0.1)
+    decay, no_decay = parameter_groups(model, 0.1, lr=1e-3)
     assert [p.shape for p in decay["params"]] == [(4, 3)]
     assert len(no_decay["params"]) == 3 and no_decay["weight_decay"] == 0.0
+    assert decay["lr"] == no_decay["lr"] == 1e-3
+
+
+def test_lr_scale_slows_a_named_submodule_and_skips_frozen_ones():
+    model = nn.ModuleDict({"encoder": nn.Linear(3, 4), "head": nn.Linear(4, 2), "frozen": nn.Linear(2, 2)})
+    model["frozen"].requires_grad_(False)
+    groups = parameter_groups(model, 0.1, lr=1e-2, lr_scale={"encoder": 0.1})
+    by_id = {id(p): (g["lr"], g["weight_decay"]) for g in groups for p in g["params"]}
+    assert by_id[id(model["encoder"].weight)] == pytest.approx((1e-3, 0.1))
+    assert by_id[id(model["encoder"].bias)] == pytest.approx((1e-3, 0.0))
+    assert by_id[id(model["head"].weight)] == pytest.approx((1e-2, 0.1))
+    assert not any(id(p) in by_id for p in model["frozen"].parameters())
+    with pytest.raises(ValueError, match="lr_scale names submodules \\['decoder'\\]"):
+        parameter_groups(model, 0.1, lr=1e-2, lr_scale={"decoder": 0.5})
 
 
 def test_fit_learns_records_and_is_deterministic():
@@ -50,6 +64,7 @@ def test_fit_learns_records_and_is_deterministic():
     assert [s for s, _ in history.evaluations["weight_error"]] == [100, 200, 300]
     assert history.evaluations["weight_error"][-1][1] < 0.02
     assert max(history.lr) == pytest.approx(0.05) and history.lr[0] == pytest.approx(0.05 / 30)
+    assert 0 < history.seconds < 60
 
 
 def test_clipping_scales_the_gradient():

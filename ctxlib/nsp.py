@@ -1,0 +1,99 @@
+"""Next-sentence-prediction data (notes §3.3–3.4): ``[CLS] A [SEP] B [SEP]`` with segment ids.
+
+For each sentence A that has a successor in its document, B is that successor half of the time
+(``is_next``) and otherwise a sentence from another document (Devlin et al. 2019, §3.1, Task
+#2). Pairs are cut to the length limit as BERT's data pipeline cut them: one token at a time
+from the longer side, from its front or its back at random, so that neither segment is always
+the one that loses its ending.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from ctxlib._checks import check_positive_int, check_probability
+
+NEXT, RANDOM = 0, 1  # next_sentence_label values, as in BERT and transformers: 0 means "B follows A"
+_SPECIALS_IN_A_PAIR = 3  # [CLS], [SEP], [SEP]
+
+
+@dataclass(frozen=True)
+class SentencePair:
+    """Segment A and segment B (token ids, no specials) and whether B follows A in its document."""
+
+    a: tuple[int, ...]
+    b: tuple[int, ...]
+    is_next: bool
+
+
+def sentence_pairs(documents: Sequence[Sequence[Sequence[int]]], seed: int = 0,
+                   next_probability: float = 0.5) -> list[SentencePair]:
+    """One pair per sentence that has a successor; B is the successor with ``next_probability``,
+    else a random sentence of a different document."""
+    check_probability("next_probability", next_probability)
+    documents = [list(map(tuple, d)) for d in documents if len(d) > 0]
+    if len(documents) < 2:
+        raise ValueError(f"documents must hold at least 2 non-empty documents (a random B comes from another "
+                         f"document), got {len(documents)}")
+    rng = random.Random(seed)
+    pairs = []
+    for index, document in enumerate(documents):
+        for a, successor in zip(document, document[1:]):
+            if rng.random() < next_probability:
+                pairs.append(SentencePair(a, successor, True))
+            else:
+                other = rng.randrange(len(documents) - 1)
+                other += other >= index  # any document but this one, uniformly
+                pairs.append(SentencePair(a, rng.choice(documents[other]), False))
+    return pairs
+
+
+def truncate_pair(a: Sequence[int], b: Sequence[int], max_tokens: int, rng: random.Random) -> tuple[list[int], list[int]]:
+    """Shorten ``a`` and ``b`` to at most ``max_tokens`` together, one token at a time from the
+    longer one (from its front or back, at random); each keeps at least one token."""
+    check_positive_int("max_tokens", max_tokens)
+    if max_tokens < 2:
+        raise ValueError(f"max_tokens must be at least 2 (one token per segment), got {max_tokens}")
+    a, b = list(a), list(b)
+    while len(a) + len(b) > max_tokens:
+        longer = a if len(a) > len(b) else b
+        if rng.random() < 0.5:
+            del longer[0]
+        else:
+            longer.pop()
+    return a, b
+
+
+def encode_pairs(pairs: Sequence[SentencePair], *, cls_id: int, sep_id: int, pad_id: int, max_length: int = 128,
+                 seed: int = 0) -> dict[str, torch.Tensor]:
+    """A padded batch: ``input_ids``, ``token_type_ids`` (0 for [CLS] A [SEP], 1 for B [SEP]),
+    ``attention_mask``, ``special_tokens_mask`` and ``next_sentence_label`` (0 next, 1 random)."""
+    check_positive_int("max_length", max_length)
+    if max_length < _SPECIALS_IN_A_PAIR + 2:
+        raise ValueError(f"max_length must be at least 5 ([CLS] A [SEP] B [SEP] with a token each), got {max_length}")
+    if len(pairs) == 0:
+        raise ValueError("pairs is empty: give at least one SentencePair")
+    rng = random.Random(seed)
+    rows = []
+    for pair in pairs:
+        a, b = truncate_pair(pair.a, pair.b, max_length - _SPECIALS_IN_A_PAIR, rng)
+        rows.append(([cls_id, *a, sep_id, *b, sep_id], [0] * (len(a) + 2) + [1] * (len(b) + 1)))
+    length = max(len(ids) for ids, _ in rows)
+    batch = {name: torch.zeros(len(rows), length, dtype=torch.long)
+             for name in ("input_ids", "token_type_ids", "attention_mask", "special_tokens_mask")}
+    batch["input_ids"].fill_(pad_id)
+    batch["special_tokens_mask"].fill_(1)  # padding is special too: never masked
+    for row, (ids, segments) in enumerate(rows):
+        n = len(ids)
+        batch["input_ids"][row, :n] = torch.tensor(ids)
+        batch["token_type_ids"][row, :n] = torch.tensor(segments)
+        batch["attention_mask"][row, :n] = 1
+        special = torch.zeros(n, dtype=torch.long)
+        special[[0, segments.index(1) - 1, n - 1]] = 1
+        batch["special_tokens_mask"][row, :n] = special
+    batch["next_sentence_label"] = torch.tensor([NEXT if p.is_next else RANDOM for p in pairs])
+    return batch

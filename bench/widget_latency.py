@@ -1,10 +1,11 @@
-"""How fast the polysemy explorer reacts: time from a control change to the new PNG.
+"""How fast the explorers react: time from a control change to the new PNG.
 
 Setting a control's value runs the same observer a reader's click runs, synchronously, so the
 time of the assignment is the widget's reaction time in the kernel (the browser then swaps one
 image). Prints the median per kind of change and its ratio to the 200 ms budget. t-SNE is
 timed twice: cold (the projection computed on the spot) and warm (after the explorer's
-background pre-computation, which is what a reader normally meets).
+background pre-computation, which is what a reader normally meets). The masking explorer is
+timed on the 2,000 sentences chapter 3 gives it.
 
     python bench/widget_latency.py [--repeats 5]
 """
@@ -20,9 +21,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+from ctxlib.corpus import load_corpus  # noqa: E402
 from ctxlib.polysemy import PolysemyStudy  # noqa: E402
 from ctxlib.pretrained import minilm  # noqa: E402
-from ctxlib.widgets import polysemy_explorer  # noqa: E402
+from ctxlib.widgets import masking_explorer, polysemy_explorer  # noqa: E402
 
 BUDGET_S = 0.2
 
@@ -33,10 +35,30 @@ def timed(assign) -> float:
     return time.perf_counter() - start
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
+def set_value(control, value):
+    return lambda: setattr(control, "value", value)
+
+
+def report(name: str, results: dict[str, list[float]]) -> None:
+    print(f"{name} reaction times, median of n changes (budget {BUDGET_S * 1e3:.0f} ms)")
+    for kind, values in results.items():
+        median = statistics.median(values)
+        print(f"  {kind:22s} n={len(values):2d} {median * 1e3:6.0f} ms   ratio to budget {median / BUDGET_S:.2f}")
+
+
+def masking_times(repeats: int) -> dict[str, list[float]]:
+    _, tokenizer = minilm()
+    sentences = [" ".join(s.tokens) for s in load_corpus().heldout[:2000]]
+    box = masking_explorer(tokenizer, sentences)
+    p_box, mask_box, _random_box, button = box.children[0].children
+    values = itertools.cycle([0.1, 0.2, 0.3, 0.15])
+    shares = itertools.cycle([0.5, 0.7, 0.8, 0.6])
+    return {"p slider": [timed(set_value(p_box, next(values))) for _ in range(repeats * 2)],
+            "[MASK] slider": [timed(set_value(mask_box, next(shares))) for _ in range(repeats * 2)],
+            "resample": [timed(lambda: button.click()) for _ in range(repeats * 2)]}
+
+
+def polysemy_times(repeats: int) -> dict[str, list[float]]:
     study = PolysemyStudy(*minilm())
     # Fill the cache first, so the explorer's background thread finds nothing to do and does
     # not compete with the timed redraws; the cold case clears the cache explicitly.
@@ -46,16 +68,12 @@ def main() -> None:
     layers = itertools.cycle(study.layer_names[1:])
     words = itertools.cycle(study.words)
     results: dict[str, list[float]] = {}
-
-    def set_value(control, value):
-        return lambda: setattr(control, "value", value)
-
     # Cold t-SNE first, before the background thread has filled the cache for these layers.
     study._projection.cache_clear()
     word_box.value = "bank"
     method_box.value = "PCA"
     results["t-SNE, cold"] = []
-    for layer in study.layer_names[1:1 + args.repeats]:
+    for layer in study.layer_names[1:1 + repeats]:
         layer_box.value = layer
         study._projection.cache_clear()
         results["t-SNE, cold"].append(timed(set_value(method_box, "t-SNE")))
@@ -63,12 +81,17 @@ def main() -> None:
     study.precompute_projections()
     for method in ("PCA", "t-SNE"):
         method_box.value = method
-        results[f"layer slider, {method}"] = [timed(set_value(layer_box, next(layers))) for _ in range(args.repeats * 2)]
-        results[f"word menu, {method}"] = [timed(set_value(word_box, next(words))) for _ in range(args.repeats * 2)]
-    print(f"polysemy explorer reaction times, median of {args.repeats * 2} changes (budget {BUDGET_S * 1e3:.0f} ms)")
-    for name, values in results.items():
-        median = statistics.median(values)
-        print(f"  {name:22s} {median * 1e3:6.0f} ms   ratio to budget {median / BUDGET_S:.2f}")
+        results[f"layer slider, {method}"] = [timed(set_value(layer_box, next(layers))) for _ in range(repeats * 2)]
+        results[f"word menu, {method}"] = [timed(set_value(word_box, next(words))) for _ in range(repeats * 2)]
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    report("polysemy explorer", polysemy_times(args.repeats))
+    report("masking explorer", masking_times(args.repeats))
 
 
 if __name__ == "__main__":

@@ -16,7 +16,9 @@ dynamic masking (a fresh mask every epoch, as RoBERTa does).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
 
@@ -150,3 +152,46 @@ class Masker:
                 word_ids=None if word_ids is None else word_ids[row:row + 1], generator=generator,
                 **self.probabilities))
         return torch.cat([r[0] for r in rows]), torch.cat([r[1] for r in rows])
+
+
+@dataclass(frozen=True)
+class MaskingCounts:
+    """What one masking of a batch did, against its binomial expectation.
+
+    ``outcomes`` counts the selected tokens that became [MASK], a random token or stayed
+    unchanged (a random draw that equals the original counts as unchanged: it is what the model
+    sees); ``expected`` and ``sd`` are each count's binomial mean and standard deviation given
+    the number selected, and ``selection_*`` those of the number selected.
+    """
+
+    eligible: int
+    selected: int
+    positions: int
+    outcomes: dict[str, int]
+    expected: dict[str, float]
+    sd: dict[str, float]
+    selection_expected: float
+    selection_sd: float
+
+
+def masking_counts(input_ids: torch.Tensor, inputs: torch.Tensor, labels: torch.Tensor,
+                   special_tokens_mask: torch.Tensor, mlm_probability: float, mask_replace_prob: float,
+                   random_replace_prob: float, mask_token_id: int) -> MaskingCounts:
+    """Count what ``mask_tokens`` did to ``input_ids`` (giving ``inputs``, ``labels``)."""
+    selected = labels != IGNORE_INDEX
+    eligible = int((~special_tokens_mask.bool()).sum())
+    n = int(selected.sum())
+    # A random token is [MASK] itself with probability 1/V: negligible, so this split is exact
+    # up to that, for any vocabulary of realistic size.
+    became_mask = selected & (inputs == mask_token_id)
+    kept = selected & (inputs == input_ids)
+    outcomes = {"[MASK]": int(became_mask.sum()), "random": int((selected & ~became_mask & ~kept).sum()),
+                "unchanged": int(kept.sum())}
+    shares = {"[MASK]": mask_replace_prob, "random": random_replace_prob,
+              "unchanged": 1 - mask_replace_prob - random_replace_prob}
+    return MaskingCounts(
+        eligible, n, int(input_ids.numel()), outcomes,
+        {k: n * s for k, s in shares.items()},
+        {k: math.sqrt(n * s * (1 - s)) for k, s in shares.items()},
+        eligible * mlm_probability, math.sqrt(eligible * mlm_probability * (1 - mlm_probability)),
+    )

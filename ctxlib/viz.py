@@ -16,6 +16,7 @@ from sklearn.decomposition import PCA
 from sklearn.manifold import TSNE
 
 from ctxlib._checks import check_choice
+from ctxlib.masking import MaskingCounts
 from ctxlib.probe import Separation
 
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
@@ -105,6 +106,36 @@ def plot_mix_trajectories(trajectories: dict, title: str = "") -> plt.Figure:
         twin.set_ylabel("γ")
         lines = ax.get_lines() + twin.get_lines()
         ax.legend(lines, [line.get_label() for line in lines], fontsize=7, loc="upper left")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def plot_masking(counts: MaskingCounts, title: str = "") -> plt.Figure:
+    """Left: what became of the selected tokens, observed against the binomial expectation
+    (± 2 sd). Right: the share of all non-special positions the model sees in each state."""
+    fig, axes = new_figure(2, width=4.4, height=3.2,
+                           margins={"left": 0.12, "right": 0.97, "bottom": 0.3, "top": 0.8, "wspace": 0.3})
+    left, right = axes[0]
+    names = list(counts.outcomes)
+    left.bar(names, [counts.outcomes[n] for n in names], color=PALETTE[:3], alpha=0.8, label="observed")
+    left.errorbar(names, [counts.expected[n] for n in names], yerr=[2 * counts.sd[n] for n in names],
+                  fmt="o", color="black", capsize=4, label="expected ± 2 sd")
+    left.set_ylabel("selected tokens")
+    left.set_title(f"{counts.selected:,} of {counts.eligible:,} selected\n"
+                   f"(expected {counts.selection_expected:,.0f} ± {counts.selection_sd:.0f})", fontsize=9)
+    left.legend(fontsize=7)
+    shares = {"not predicted": (counts.eligible - counts.selected) / counts.eligible,
+              **{f"predicted, {n}": counts.outcomes[n] / counts.eligible for n in names}}
+    start = 0.0
+    for colour, (name, share) in zip(("#dddddd", *PALETTE[:3]), shares.items()):
+        right.barh([0], [share], left=start, color=colour, label=f"{name}: {share:.1%}")
+        start += share
+    right.set_xlim(0, 1)
+    right.set_yticks([])
+    right.set_xlabel("share of the input positions")
+    right.set_title("what the model sees", fontsize=9)
+    right.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2)
     if title:
         fig.suptitle(title, fontsize=10)
     return fig

@@ -8,12 +8,14 @@ page needs to show it, and replacing ``value`` is the cheapest update a widget h
 
 from __future__ import annotations
 
+import html
 import io
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
+import torch
 
 from ctxlib.polysemy import PolysemyStudy
 from ctxlib.viz import PROJECTIONS
@@ -90,3 +92,81 @@ def scalar_mix_explorer(tasks: dict, steps: int = 300, lr: float = 0.02) -> widg
     image, redraw = figure_widget(lambda: plot_mix_trajectories(dict(current)))
     button.on_click(lambda _button: (train_all(redraw), redraw()))
     return widgets.VBox([widgets.HBox([lr_box, steps_box, button]), image])
+
+
+def _masked_html(tokenizer, original: torch.Tensor, inputs: torch.Tensor, labels: torch.Tensor) -> str:
+    """One sentence as the model sees it: [MASK] in red, a random token in orange (the
+    original struck through beside it), a selected but unchanged token underlined in green."""
+    pieces = []
+    for was, now, label in zip(original.tolist(), inputs.tolist(), labels.tolist()):
+        if was in tokenizer.all_special_ids:
+            continue
+        token = html.escape(tokenizer.convert_ids_to_tokens(now))
+        if label == -100:
+            pieces.append(token)
+        elif now == tokenizer.mask_token_id:
+            pieces.append(f'<b style="color:#c0392b">{token}</b>')
+        elif now != was:
+            old = html.escape(tokenizer.convert_ids_to_tokens(was))
+            pieces.append(f'<span style="color:#d35400"><s>{old}</s> {token}</span>')
+        else:
+            pieces.append(f'<u style="color:#1e8449">{token}</u>')
+    return " ".join(pieces)
+
+
+def masking_explorer(tokenizer, sentences: Sequence[str], mlm_probability: float = 0.15,
+                     mask_replace_prob: float = 0.8, random_replace_prob: float = 0.1, shown: int = 4,
+                     seed: int = 0) -> widgets.VBox:
+    """Sliders for the selection probability and the [MASK] / random split (the rest is kept);
+    shows ``shown`` masked sentences and the counts over all ``sentences`` against the binomial
+    expectation. "resample" draws new masks."""
+    from ctxlib.masking import mask_tokens, masking_counts
+    from ctxlib.viz import plot_masking
+
+    batch = tokenizer(list(sentences), padding=True, return_special_tokens_mask=True, return_tensors="pt")
+    ids, special = batch["input_ids"], batch["special_tokens_mask"].bool()
+    wide = {"description_width": "initial"}
+    p_box = widgets.FloatSlider(value=mlm_probability, min=0.01, max=0.5, step=0.01, description="selection p",
+                                style=wide, continuous_update=False)
+    mask_box = widgets.FloatSlider(value=mask_replace_prob, min=0, max=1, step=0.05, description="→ [MASK]",
+                                   style=wide, continuous_update=False)
+    random_box = widgets.FloatSlider(value=random_replace_prob, min=0, max=1, step=0.05, description="→ random",
+                                     style=wide, continuous_update=False)
+    button = widgets.Button(description="resample", icon="refresh")
+    text = widgets.HTML()
+    state = {"seed": seed}
+
+    def draw() -> plt.Figure:
+        probabilities = {"mlm_probability": p_box.value, "mask_replace_prob": mask_box.value,
+                         "random_replace_prob": random_box.value}
+        inputs, labels = mask_tokens(ids, vocab_size=len(tokenizer), mask_token_id=tokenizer.mask_token_id,
+                                     special_tokens_mask=special, generator=torch.Generator().manual_seed(state["seed"]),
+                                     **probabilities)
+        text.value = "<br>".join(_masked_html(tokenizer, ids[i], inputs[i], labels[i]) for i in range(shown))
+        counts = masking_counts(ids, inputs, labels, special, mask_token_id=tokenizer.mask_token_id, **probabilities)
+        keep = 1 - mask_box.value - random_box.value
+        return plot_masking(counts, title=f"p = {p_box.value:.2f}; of the selected: {mask_box.value:.0%} [MASK], "
+                                          f"{random_box.value:.0%} random, {keep:.0%} unchanged")
+
+    image, redraw = figure_widget(draw)
+
+    def resample(_button) -> None:
+        state["seed"] += 1
+        redraw()
+
+    def on_change(change) -> None:
+        # The shares must sum to at most 1: the slider just moved wins, the other gives way
+        # (its own change event is then ignored, so the figure is drawn once).
+        if state.get("adjusting"):
+            return
+        other = {mask_box: random_box, random_box: mask_box}.get(change["owner"])
+        if other is not None and mask_box.value + random_box.value > 1:
+            state["adjusting"] = True
+            other.value = round(1 - change["new"], 2)
+            state["adjusting"] = False
+        redraw()
+
+    for control in (p_box, mask_box, random_box):
+        control.observe(on_change, names="value")
+    button.on_click(resample)
+    return widgets.VBox([widgets.HBox([p_box, mask_box, random_box, button]), text, image])

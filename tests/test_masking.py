@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from ctxlib.masking import IGNORE_INDEX, Masker, mask_tokens, word_starts
+from ctxlib.masking import IGNORE_INDEX, Masker, mask_tokens, masking_counts, word_starts
 from ctxlib.pretrained import minilm_tokenizer
 
 VOCAB, MASK = 1000, 103
@@ -186,3 +186,17 @@ def test_masker_bad_arguments():
         Masker(VOCAB, MASK)(torch.ones(2, 4, dtype=torch.long), [0], 0)
     with pytest.raises(ValueError, match="epoch must be an int >= 0, got -1"):
         Masker(VOCAB, MASK)(torch.ones(1, 4, dtype=torch.long), [0], -1)
+
+
+def test_masking_counts_add_up_and_carry_the_binomial_moments():
+    ids, special = corpus_batch(rows=100)
+    probabilities = {"mlm_probability": 0.2, "mask_replace_prob": 0.7, "random_replace_prob": 0.2}
+    inputs, labels = mask_tokens(ids, vocab_size=VOCAB, mask_token_id=MASK, special_tokens_mask=special,
+                                 generator=torch.Generator().manual_seed(3), **probabilities)
+    counts = masking_counts(ids, inputs, labels, special, mask_token_id=MASK, **probabilities)
+    selected = int((labels != IGNORE_INDEX).sum())
+    assert counts.selected == selected and sum(counts.outcomes.values()) == selected
+    assert counts.outcomes["[MASK]"] == int((inputs == MASK).sum())  # originals are never MASK here
+    assert counts.expected["unchanged"] == pytest.approx(0.1 * selected)
+    assert counts.sd["random"] == pytest.approx(math.sqrt(selected * 0.2 * 0.8))
+    assert counts.selection_expected == pytest.approx(0.2 * counts.eligible)

@@ -50,3 +50,13 @@ def test_equation_numbers_follow_the_notes(soup):
         label = link["href"].split("#equation-", 1)[1]
         if label in numbers:
             assert link.get_text(strip=True) == numbers[label], f"{page}: a reference to {label} reads {link.get_text()}"
+
+
+def test_tables_a_cell_displays_are_rendered_as_tables(soup):
+    # A Markdown table that a cell displays is parsed only if myst-nb renders cell Markdown as
+    # MyST (nb_render_markdown_format); otherwise the reader sees a paragraph of pipes.
+    page, tree = soup
+    for output in tree.select("div.cell_output"):
+        for paragraph in output.find_all("p"):
+            text = paragraph.get_text(" ", strip=True)
+            assert not re.match(r"\|.*\|\s*\|?\s*-{3}", text), f"{page}: a displayed table was not rendered: {text[:120]}"

@@ -447,16 +447,30 @@ class BertForPreTraining(BertPreTrainedModel):
         next_sentence_label: torch.Tensor | None = None,
         output_attentions: bool = False,
         output_hidden_states: bool = False,
+        masked_only: bool = False,
     ) -> BertPreTrainingOutput:
         """``labels``: ``[B, T]`` original ids at masked positions, -100 elsewhere (eq 3.1's set M).
-        ``next_sentence_label``: ``[B]``, 0 = B follows A (IsNext), 1 = B is a random sentence."""
+        ``next_sentence_label``: ``[B]``, 0 = B follows A (IsNext), 1 = B is a random sentence.
+
+        With ``masked_only`` (which needs ``labels``), ``prediction_logits`` is ``[|M|, V]``, the
+        rows of the masked positions in order: the vocabulary projection, the largest matmul of
+        a small model, then runs on 15% of the tokens, as in BERT's own pretraining code
+        (``masked_lm_positions``). The loss is the same."""
         out = self.bert(input_ids, attention_mask, token_type_ids, output_attentions, output_hidden_states)
-        logits = self.cls.predictions(out.last_hidden_state)
-        nsp_logits = self.cls.seq_relationship(out.pooler_output)
-        mlm_loss = nsp_loss = loss = None
         if labels is not None:
             check_index_tensor("labels", labels, ndim=2)
             check_same_shape("labels", labels, "input_ids", input_ids)
+        if masked_only:
+            if labels is None:
+                raise ValueError("masked_only=True needs labels: they say which positions are masked")
+            masked = labels != -100
+            logits = self.cls.predictions(out.last_hidden_state[masked])
+            labels = labels[masked]
+        else:
+            logits = self.cls.predictions(out.last_hidden_state)
+        nsp_logits = self.cls.seq_relationship(out.pooler_output)
+        mlm_loss = nsp_loss = loss = None
+        if labels is not None:
             mlm_loss = mlm_cross_entropy(logits, labels)
         if next_sentence_label is not None:
             check_index_tensor("next_sentence_label", next_sentence_label, ndim=1)

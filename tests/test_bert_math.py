@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -86,6 +87,12 @@ def test_mlm_head_is_tied_and_losses_add_up():  # eqs 4.6, 4.7
     torch.testing.assert_close(out.mlm_loss, mlm)
     torch.testing.assert_close(out.nsp_loss, nsp_by_hand)
     torch.testing.assert_close(out.loss, mlm + nsp_by_hand)
+    # masked_only: the same loss from the rows of M alone, in row-major order
+    sparse = model(ids, labels=labels, next_sentence_label=nsp, masked_only=True)
+    torch.testing.assert_close(sparse.prediction_logits, logits[labels != -100])
+    torch.testing.assert_close(sparse.loss, out.loss)
+    with pytest.raises(ValueError, match="masked_only=True needs labels"):
+        model(ids, masked_only=True)
 
 
 def test_config_round_trips_through_dict():

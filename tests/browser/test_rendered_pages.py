@@ -33,6 +33,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from ctxlib.attention_views import BERTVIZ_CDN_TO_VENDOR, offline_html
+
 REPO = Path(__file__).resolve().parents[2]
 HTML = Path(os.environ.get("CTXBOOK_HTML", REPO / "_build" / "html")).resolve()
 SCREENSHOTS = Path(os.environ.get("CTXBOOK_SCREENSHOTS", HTML.parent / "screenshots")).resolve()
@@ -54,17 +56,9 @@ ASSET_DIRS = {"_static", "_sources", "_images", "_downloads", "_panels_static", 
 RENDER_TIMEOUT_MS = 30_000
 
 # The self-test page: bertviz's own output, rewritten to the vendored d3/jQuery/require.js the
-# way a chapter must do it (bertviz 1.4.1 hard-codes cdnjs URLs). Served only by this test's
+# way a chapter does it (ctxlib.attention_views; bertviz 1.4.1 hard-codes cdnjs URLs). Served only by this test's
 # server, at a path in book/ like every chapter, so the relative paths resolve the same way.
 SELFTEST_BERTVIZ = "book/__selftest_bertviz.html"
-BERTVIZ_CDN_TO_VENDOR = {
-    "https://cdnjs.cloudflare.com/ajax/libs/require.js/2.3.6/require.min.js":
-        "../_static/vendor/requirejs/require.js",
-    "https://cdnjs.cloudflare.com/ajax/libs/d3/5.7.0/d3.min": "../_static/vendor/d3/d3.min",
-    "https://cdnjs.cloudflare.com/ajax/libs/jquery/2.0.0/jquery.min":
-        "../_static/vendor/jquery/jquery.min",
-}
-
 
 SKIP_BANNER = "!!! BROWSER CHECK SKIPPED"
 
@@ -351,9 +345,9 @@ def test_bertviz_selftest_offline(browser, site):
     g = torch.Generator().manual_seed(0)
     attn = tuple(torch.softmax(torch.randn(1, 2, 5, 5, generator=g), -1) for _ in range(2))
     html = head_view(attn, tokens, html_action="return").data
-    for cdn, local in BERTVIZ_CDN_TO_VENDOR.items():
+    for cdn in BERTVIZ_CDN_TO_VENDOR:
         assert cdn in html, f"bertviz's output no longer contains {cdn}: update the rewrite"
-        html = html.replace(cdn, local)
+    html = offline_html(html)
     doc = f"<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>{html}</body></html>"
     _Handler.extra[SELFTEST_BERTVIZ] = doc.encode()
     try:

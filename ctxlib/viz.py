@@ -16,6 +16,8 @@ from sklearn.decomposition import PCA
 from sklearn.manifold import TSNE
 
 from ctxlib._checks import check_choice
+from ctxlib.attention_scaling import ScalingStudy
+from ctxlib.attention_views import HeadStatistics
 from ctxlib.masking import MaskingCounts
 from ctxlib.probe import Separation
 
@@ -138,4 +140,51 @@ def plot_masking(counts: MaskingCounts, title: str = "") -> plt.Figure:
     right.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2)
     if title:
         fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def plot_scaling(study: ScalingStudy) -> plt.Figure:
+    """Variance of q·k, the largest softmax weight and the softmax's gradient norm against d_k,
+    unscaled and scaled by √d_k (eq 4.2)."""
+    fig, axes = new_figure(3, width=3.4, height=3.0)
+    titles = {"variance": "variance of the scores", "max_weight": "largest softmax weight",
+              "jacobian_norm": "‖∂softmax/∂scores‖ (gradient that passes)"}
+    for ax, (name, title) in zip(axes[0], titles.items()):
+        for colour, (scaling, values) in zip(PALETTE, getattr(study, name).items()):
+            ax.plot(study.d_k, values, "o-", color=colour, label=scaling)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("d_k")
+        ax.set_title(title, fontsize=9)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_yscale("log", base=2)
+    axes[0][1].axhline(1 / study.keys, color="grey", ls=":", label=f"uniform (1/{study.keys})")
+    axes[0][1].legend(fontsize=7)
+    return fig
+
+
+def plot_attention(ax: Axes, probs: np.ndarray | torch.Tensor, tokens: Sequence[str], title: str = "") -> None:
+    """A ``[T, T]`` attention map: row = query, column = key, darker = more weight."""
+    probs = np.asarray(probs)
+    ax.imshow(probs, cmap="Blues", vmin=0, vmax=max(float(probs.max()), 1e-9))
+    ax.set_xticks(range(len(tokens)), tokens, rotation=90, fontsize=7)
+    ax.set_yticks(range(len(tokens)), tokens, fontsize=7)
+    ax.set_xlabel("key (attended to)")
+    ax.set_ylabel("query")
+    if title:
+        ax.set_title(title, fontsize=9)
+
+
+def plot_head_statistics(stats: HeadStatistics) -> plt.Figure:
+    """One ``[layer × head]`` grid per statistic of Clark et al. (2019)."""
+    panels = {"entropy (bits)": stats.entropy, **{f"mass on {k}": v for k, v in stats.mass.items()}}
+    fig, axes = new_figure(3, nrows=2, width=3.3, height=2.6)
+    for ax, (name, values) in zip(axes.flat, panels.items()):
+        image = ax.imshow(values, cmap="viridis", aspect="auto")
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("head")
+        ax.set_ylabel("layer")
+        # Numbered from 1, as the text names "layer 1, head 3".
+        ax.set_xticks(range(values.shape[1]), [str(i + 1) for i in range(values.shape[1])], fontsize=6)
+        ax.set_yticks(range(values.shape[0]), [str(i + 1) for i in range(values.shape[0])])
+        fig.colorbar(image, ax=ax, shrink=0.8)
     return fig

@@ -170,3 +170,56 @@ def masking_explorer(tokenizer, sentences: Sequence[str], mlm_probability: float
         control.observe(on_change, names="value")
     button.on_click(resample)
     return widgets.VBox([widgets.HBox([p_box, mask_box, random_box, button]), text, image])
+
+
+def scaling_explorer(d_k: int = 64, keys: int = 16, seed: int = 0) -> widgets.VBox:
+    """Pick d_k; see one random query's softmax weights over ``keys`` keys, without and with
+    eq 4.2's division by √d_k."""
+    from ctxlib.attention_scaling import SCALINGS, attention_scores
+    from ctxlib.viz import new_figure
+
+    box = widgets.SelectionSlider(options=[2 ** i for i in range(1, 13)], value=d_k, description="d_k",
+                                  continuous_update=False)
+
+    def draw() -> plt.Figure:
+        scores = attention_scores(box.value, keys, 1, torch.Generator().manual_seed(seed))
+        fig, axes = new_figure(2, width=4.0, height=2.6,
+                               margins={"left": 0.1, "right": 0.97, "bottom": 0.2, "top": 0.82, "wspace": 0.3})
+        for ax, scaling in zip(axes[0], SCALINGS):
+            weights = scores[scaling][0].softmax(-1).numpy()
+            ax.bar(range(keys), weights, color="#0072B2")
+            ax.set_ylim(0, 1)
+            ax.set_xlabel("key")
+            ax.set_title(f"{scaling}: largest weight {weights.max():.2f}", fontsize=9)
+        axes[0][0].set_ylabel("softmax weight")
+        fig.suptitle(f"d_k = {box.value}", fontsize=10)
+        return fig
+
+    image, redraw = figure_widget(draw)
+    box.observe(lambda _change: redraw(), names="value")
+    return widgets.VBox([box, image])
+
+
+def attention_explorer(model, tokenizer, text: str, text_pair: str | None = None) -> widgets.VBox:
+    """Layer and head selectors over ``model``'s attention maps for one input (computed once)."""
+    from ctxlib.viz import new_figure, plot_attention
+
+    encoded = tokenizer(text, text_pair, return_tensors="pt")
+    with torch.no_grad():
+        attentions = model(**encoded, output_attentions=True).attentions
+    tokens = tokenizer.convert_ids_to_tokens(encoded["input_ids"][0])
+    layer_box = widgets.IntSlider(value=1, min=1, max=len(attentions), description="layer", continuous_update=False)
+    head_box = widgets.IntSlider(value=1, min=1, max=attentions[0].shape[1], description="head",
+                                 continuous_update=False)
+
+    def draw() -> plt.Figure:
+        fig, axes = new_figure(1, width=5.2, height=5.0,
+                               margins={"left": 0.2, "right": 0.97, "bottom": 0.2, "top": 0.93})
+        probs = attentions[layer_box.value - 1][0, head_box.value - 1]
+        plot_attention(axes[0][0], probs, tokens, title=f"layer {layer_box.value}, head {head_box.value}")
+        return fig
+
+    image, redraw = figure_widget(draw)
+    for control in (layer_box, head_box):
+        control.observe(lambda _change: redraw(), names="value")
+    return widgets.VBox([widgets.HBox([layer_box, head_box]), image])

@@ -14,6 +14,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ctxlib.positions import apply_rope
+
 
 def padding_bias(attention_mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """Turn a ``[B, T]`` 0/1 key mask into an additive ``[B, 1, 1, T]`` score bias.
@@ -23,6 +25,12 @@ def padding_bias(attention_mask: torch.Tensor, dtype: torch.dtype) -> torch.Tens
     """
     keep = attention_mask[:, None, None, :].to(dtype)
     return (1.0 - keep) * torch.finfo(dtype).min
+
+
+def causal_bias(length: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """``[1, 1, T, T]`` score bias that hides every key after the query (left-to-right models)."""
+    future = torch.ones(length, length, dtype=torch.bool).triu(1)
+    return torch.zeros(length, length, dtype=dtype).masked_fill(future, torch.finfo(dtype).min)[None, None]
 
 
 def scaled_dot_product_attention(
@@ -69,6 +77,9 @@ class MultiHeadSelfAttention(nn.Module):
         self.key = nn.Linear(hidden_size, hidden_size)
         self.value = nn.Linear(hidden_size, hidden_size)
         self.dropout = nn.Dropout(dropout_prob)
+        # RoPE (ctxlib.positions): rotate queries and keys by their positions before scoring.
+        # Off in BERT, which adds learned position vectors to its input instead.
+        self.rotary = False
 
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
         """``[B, T, h·d_k]`` → ``[B, h, T, d_k]``."""
@@ -86,6 +97,8 @@ class MultiHeadSelfAttention(nn.Module):
         q = self.split_heads(self.query(hidden))
         k = self.split_heads(self.key(hidden))
         v = self.split_heads(self.value(hidden))
+        if self.rotary:
+            q, k = apply_rope(q), apply_rope(k)
         if need_weights:
             context, probs = scaled_dot_product_attention(q, k, v, bias, self.dropout)
         else:

@@ -320,6 +320,15 @@ class BiLM(nn.Module):
             inputs = outputs
         return BiLMOutput(layers, mask, final)
 
+    def representation_parameters(self) -> int:
+        """Parameters as bilm-tf counts them (the 93.6M of the released ELMo): without the LM
+        softmax, and with one bias per LSTM layer, where PyTorch keeps two (b_ih and b_hh)
+        whose sum is all that matters."""
+        softmax = sum(p.numel() for p in self.softmax.parameters()) if self.softmax is not None else 0
+        redundant = sum(layer.lstm.bias_ih_l0.numel() for stack in (self.forward_layers, self.backward_layers)
+                        for layer in stack)
+        return sum(p.numel() for p in self.parameters()) - softmax - redundant
+
     def lm_loss(self, char_ids: torch.Tensor, word_ids: torch.Tensor, bos_id: int, eos_id: int) -> tuple[torch.Tensor, torch.Tensor]:
         """The negative of eq 2.3's log-likelihood, per direction and averaged over tokens:
         the forward LM predicts each next word from ``h→`` (eq 2.1), the backward LM each

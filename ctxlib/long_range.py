@@ -14,7 +14,7 @@ task whose answer sits T tokens away from where it must be read out: the first t
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import torch
 import torch.nn.functional as F
@@ -83,14 +83,20 @@ def recall_accuracy(kind: str, length: int, steps: int = 150, batch_size: int = 
 
 
 @torch.no_grad()
+def median_seconds(run: Callable[[], object], repeats: int = 3) -> float:
+    """Median wall time of ``run()`` without gradients, after one untimed warm-up call."""
+    check_positive_int("repeats", repeats)
+    run()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]
+
+
 def forward_seconds(kind: str, length: int, batch_size: int = 8, repeats: int = 3) -> float:
     """Median wall time of one forward pass of an untrained ``kind`` encoder over ``length`` tokens."""
     model = RecallModel(kind, max_length=length).eval()
     ids = torch.randint(3, VOCAB, (batch_size, length))
-    model.encode(ids)  # warm-up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        model.encode(ids)
-        times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2]
+    return median_seconds(lambda: model.encode(ids), repeats)

@@ -217,3 +217,14 @@ def test_lm_loss_rejects_word_ids_that_disagree_with_the_characters():
     ids = batch_to_ids([["x", "y"], ["z"]])
     with pytest.raises(ValueError, match=r"word_ids must be -100 exactly where char_ids is padding"):
         bilm.lm_loss(ids, torch.tensor([[3, 4], [5, 6]]), bos_id=1, eos_id=2)
+
+
+def test_released_elmo_has_the_published_parameter_count():
+    # Peters et al.'s released "original" ELMo: 93.6M parameters, as bilm-tf counts them.
+    with torch.device("meta"):
+        released = BiLM(ElmoConfig())
+    assert abs(released.representation_parameters() / 93.6e6 - 1) < 0.005
+    with_softmax = BiLM(ElmoConfig(char_embedding_dim=4, filters=((1, 4),), projection_dim=6, cell_size=8, vocab_size=7))
+    total = sum(p.numel() for p in with_softmax.parameters())
+    # the softmax (7 × 6 + 7) and one bias of 4 × 8 per LSTM layer (4 layers) are left out
+    assert with_softmax.representation_parameters() == total - (7 * 6 + 7) - 4 * 4 * 8

@@ -5,7 +5,8 @@ time of the assignment is the widget's reaction time in the kernel (the browser 
 image). Prints the median per kind of change and its ratio to the 200 ms budget. t-SNE is
 timed twice: cold (the projection computed on the spot) and warm (after the explorer's
 background pre-computation, which is what a reader normally meets). The masking explorer is
-timed on the 2,000 sentences chapter 3 gives it.
+timed on the 2,000 sentences chapter 3 gives it; the attention-head and √d_k explorers on
+chapter 4's inputs.
 
     python bench/widget_latency.py [--repeats 5]
 """
@@ -24,7 +25,7 @@ matplotlib.use("Agg")
 from ctxlib.corpus import load_corpus  # noqa: E402
 from ctxlib.polysemy import PolysemyStudy  # noqa: E402
 from ctxlib.pretrained import minilm  # noqa: E402
-from ctxlib.widgets import masking_explorer, polysemy_explorer  # noqa: E402
+from ctxlib.widgets import attention_explorer, masking_explorer, polysemy_explorer, scaling_explorer  # noqa: E402
 
 BUDGET_S = 0.2
 
@@ -56,6 +57,18 @@ def masking_times(repeats: int) -> dict[str, list[float]]:
     return {"p slider": [timed(set_value(p_box, next(values))) for _ in range(repeats * 2)],
             "[MASK] slider": [timed(set_value(mask_box, next(shares))) for _ in range(repeats * 2)],
             "resample": [timed(lambda: button.click()) for _ in range(repeats * 2)]}
+
+
+def attention_times(repeats: int) -> dict[str, list[float]]:
+    model, tokenizer = minilm()
+    heads = attention_explorer(model, tokenizer, "She sat on the bank.", "The river was high.")
+    layer_box, head_box = heads.children[0].children
+    layers, head_numbers = itertools.cycle([2, 4, 6, 1]), itertools.cycle([3, 7, 12, 1])
+    (d_k_box, _image) = scaling_explorer().children
+    widths = itertools.cycle([16, 256, 1024, 64])
+    return {"head explorer, layer": [timed(set_value(layer_box, next(layers))) for _ in range(repeats * 2)],
+            "head explorer, head": [timed(set_value(head_box, next(head_numbers))) for _ in range(repeats * 2)],
+            "sqrt(d_k) explorer": [timed(set_value(d_k_box, next(widths))) for _ in range(repeats * 2)]}
 
 
 def polysemy_times(repeats: int) -> dict[str, list[float]]:
@@ -92,6 +105,7 @@ def main() -> None:
     args = parser.parse_args()
     report("polysemy explorer", polysemy_times(args.repeats))
     report("masking explorer", masking_times(args.repeats))
+    report("attention explorers", attention_times(args.repeats))
 
 
 if __name__ == "__main__":

@@ -278,15 +278,20 @@ class BertPreTrainedModel(nn.Module):
                 renamed[key] = value  # a head of a BertForPreTraining checkpoint
         return renamed
 
+    def hf_config(self) -> dict[str, Any]:
+        """Entries beyond ``BertConfig`` that ``transformers`` needs to rebuild this model."""
+        return {}
+
     @classmethod
-    def from_pretrained(cls, path: str | Path) -> Self:
+    def from_pretrained(cls, path: str | Path, **head_options: Any) -> Self:
         """Load a Hugging Face BERT directory: ``config.json`` and ``model.safetensors`` or
-        ``pytorch_model.bin``, written by ``BertModel`` or ``BertForPreTraining``.
+        ``pytorch_model.bin``, written by ``BertModel``, ``BertForPreTraining`` or a task model.
+        ``head_options`` go to the constructor (``num_labels=5`` for a task head).
 
         Heads absent from the checkpoint keep their fresh initialisation, with a warning; a
         missing encoder weight is an error, since the model would be silently wrong.
         """
-        model = cls(BertConfig.from_dict(hf_format.read_config(path)))
+        model = cls(BertConfig.from_dict(hf_format.read_config(path)), **head_options)
         state = model._checkpoint_keys(hf_format.read_state_dict(path))
         expected = set(model.state_dict()) - set(model.tied_keys())
         missing = sorted(expected - set(state))
@@ -306,7 +311,7 @@ class BertPreTrainedModel(nn.Module):
 
     def save_pretrained(self, path: str | Path) -> Path:
         """Write a directory that ``transformers`` (and ``from_pretrained``) load."""
-        config = {**self.config.to_dict(), "architectures": [type(self).__name__]}
+        config = {**self.config.to_dict(), **self.hf_config(), "architectures": [type(self).__name__]}
         if self.tied_keys():
             config["tie_word_embeddings"] = True
         tied = set(self.tied_keys())

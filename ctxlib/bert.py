@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Self
 
 import torch
 import torch.nn.functional as F
+import torch.utils.checkpoint
 from torch import nn
 
 from ctxlib import hf_format
@@ -364,6 +365,8 @@ class BertModel(BertPreTrainedModel):
         self.encoder = BertEncoder(config)
         self.pooler = BertPooler(config)
         self.apply(self._init_module)
+        # Gradient checkpointing of the encoder blocks while training (TrainConfig turns it on).
+        self.gradient_checkpointing = False
 
     def forward(
         self,
@@ -381,8 +384,15 @@ class BertModel(BertPreTrainedModel):
         real = None if attention_mask is None or bool(attention_mask.all()) else attention_mask.bool()
         bias = None if real is None else padding_bias(attention_mask, hidden.dtype)
         hidden_states, attentions = [hidden], []
+        checkpointing = self.gradient_checkpointing and self.training and torch.is_grad_enabled()
         for block in self.encoder.layer:
-            hidden, probs = block(hidden, bias, output_attentions, real)
+            if checkpointing:
+                # Keep only each block's input; its activations are recomputed in the backward
+                # pass: memory for one block instead of L, at the cost of a second forward.
+                hidden, probs = torch.utils.checkpoint.checkpoint(block, hidden, bias, output_attentions, real,
+                                                                  use_reentrant=False)
+            else:
+                hidden, probs = block(hidden, bias, output_attentions, real)
             hidden_states.append(hidden)
             attentions.append(probs)
         return BertOutput(

@@ -8,7 +8,8 @@ Every chapter that trains something calls ``fit``. What it does, and why:
 * **linear warmup, then linear decay** to 0: Adam's second-moment estimates are poor in the
   first steps, and large early updates are what makes Transformer training diverge.
 * **gradient-norm clipping**: one bad batch cannot throw the weights far.
-* optional **bf16 autocast** on the CPU.
+* optional **bf16 autocast** on the CPU, and optional **gradient checkpointing** of BERT's
+  encoder blocks (activations recomputed in the backward pass instead of stored).
 * a NaN or infinite loss stops training at once, with an error that names the step.
 * bounded by ``steps``, with a tqdm bar, deterministic given ``seed``; returns a ``History``.
 """
@@ -41,6 +42,7 @@ class TrainConfig:
     max_grad_norm: float | None = 1.0
     betas: tuple[float, float] = (0.9, 0.999)
     bf16: bool = False
+    gradient_checkpointing: bool = False
     seed: int = 0
     eval_every: int = 0
     progress: bool = True
@@ -117,6 +119,16 @@ def warmup_linear_decay(step: int, total: int, warmup: int) -> float:
     return max(0.0, (total - step) / max(1, total - warmup))
 
 
+def enable_gradient_checkpointing(model: nn.Module) -> None:
+    """Turn on checkpointing in every submodule that supports it (``BertModel``)."""
+    supporting = [m for m in model.modules() if hasattr(m, "gradient_checkpointing")]
+    if not supporting:
+        raise ValueError(f"gradient_checkpointing=True, but {type(model).__name__} has no submodule that supports "
+                         "it (a ctxlib BertModel does)")
+    for module in supporting:
+        module.gradient_checkpointing = True
+
+
 def fit(
     model: nn.Module,
     batches: Iterator[Any],
@@ -135,6 +147,8 @@ def fit(
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
     torch.manual_seed(config.seed)
+    if config.gradient_checkpointing:
+        enable_gradient_checkpointing(model)
     optimizer = torch.optim.AdamW(parameter_groups(model, config.weight_decay, config.lr, lr_scale), betas=config.betas)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: warmup_linear_decay(step, config.steps, config.warmup_steps))

@@ -118,3 +118,27 @@ def test_cached_training_trains_once(tmp_path, monkeypatch):
     assert history2.train == history.train
     cached_training("toy", {"steps": 21}, build, train)
     assert len(runs) == 2 and len(list(tmp_path.glob("toy-*.pt"))) == 2
+
+
+def test_gradient_checkpointing_gives_the_same_gradients_and_needs_support():
+    from ctxlib.bert import BertConfig, BertModel
+
+    config = BertConfig(vocab_size=40, hidden_size=16, num_hidden_layers=3, num_attention_heads=2,
+                        intermediate_size=32, max_position_embeddings=12)
+    ids = torch.randint(1, 40, (3, 10))
+    mask = torch.ones(3, 10, dtype=torch.long)
+    mask[1, 7:] = 0
+
+    def gradients(checkpointing: bool) -> list[torch.Tensor]:
+        torch.manual_seed(0)
+        model = BertModel(config).train()  # dropout on: the recomputation must replay its masks
+        model.gradient_checkpointing = checkpointing
+        torch.manual_seed(1)
+        model(ids, mask).last_hidden_state.pow(2).sum().backward()
+        return [p.grad for p in model.parameters()]
+
+    for plain, checkpointed in zip(gradients(False), gradients(True)):
+        torch.testing.assert_close(plain, checkpointed, atol=1e-6, rtol=1e-5)
+    batches, loss_fn = regression_problem()
+    with pytest.raises(ValueError, match="Linear has no submodule that supports it"):
+        fit(nn.Linear(4, 1), batches, loss_fn, TrainConfig(steps=1, gradient_checkpointing=True, progress=False))

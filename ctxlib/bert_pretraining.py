@@ -168,8 +168,6 @@ def book_bert(corpus: Corpus | None = None, training: TrainConfig = BOOK_BERT_TR
     corpus = corpus or load_corpus()
     tokenizer = book_tokenizer(corpus, config.vocab_size)
     config = BertConfig(**{**asdict(config), "vocab_size": len(tokenizer)})
-    pairs = corpus_pairs(corpus, "train", tokenizer, seed=training.seed)
-    heldout = heldout_batches(corpus, tokenizer)
 
     def build() -> BertForPreTraining:
         torch.manual_seed(training.seed)
@@ -180,11 +178,15 @@ def book_bert(corpus: Corpus | None = None, training: TrainConfig = BOOK_BERT_TR
         return {"loss": out.loss, "MLM": out.mlm_loss, "NSP": out.nsp_loss}
 
     def train(model: BertForPreTraining) -> History:
+        # Tokenised only here: a page that loads the cached model does not pay for it.
+        pairs = corpus_pairs(corpus, "train", tokenizer, seed=training.seed)
+        heldout = heldout_batches(corpus, tokenizer)
         return fit(model, pretraining_batches(pairs, tokenizer, BATCH_SIZE, training.seed, **masking), loss, training,
                    evaluate=lambda m: {f"heldout {k}": v for k, v in asdict(pretraining_scores(m, heldout)).items()})
 
     key = {"config": asdict(config), "training": asdict(training), "batch_size": BATCH_SIZE, "masking": masking,
-           "vocab": _vocabulary_digest(tokenizer), "pairs": (len(pairs), pairs[0], pairs[-1])}
+           "vocab": _vocabulary_digest(tokenizer),
+           "corpus": (len(corpus.train), len(corpus.heldout), corpus.train[0].tokens, corpus.train[-1].tokens)}
     model, history = cached_training(name, key, build, train)
     return model, history, tokenizer
 

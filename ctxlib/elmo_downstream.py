@@ -23,6 +23,7 @@ import random
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
+from functools import cached_property
 
 import torch
 import torch.nn.functional as F
@@ -144,13 +145,14 @@ class TaggingTask:
                     labels[row, column] = index[tag]
         return labels
 
+    @cached_property
     def words(self) -> Vocabulary:
-        """The words of the training sentences: the vocabulary of ``x_base``."""
+        """The vocabulary of ``x_base``, built once from the words of the training sentences."""
         return Vocabulary(token for sentence in self.train for token in sentence.tokens)
 
     def seen(self, sentences: Sequence[TaggedSentence]) -> torch.Tensor:
         """``[B, T]``: True where the word occurs in the task's training sentences."""
-        vocabulary = self.words()
+        vocabulary = self.words
         seen = torch.zeros(len(sentences), max(len(s.tokens) for s in sentences), dtype=torch.bool)
         for row, sentence in enumerate(sentences):
             seen[row, :len(sentence.tokens)] = torch.tensor([t in vocabulary for t in sentence.tokens])
@@ -247,7 +249,7 @@ def _fingerprint(elmo: Elmo) -> str:
 def train_downstream(setting: Setting, task: TaggingTask, elmo: Elmo, training: TrainConfig = DOWNSTREAM_TRAINING,
                      batch_size: int = BATCH_SIZE) -> DownstreamResult:
     """Train one setting's tagger (cached) and score it on the task's held-out sentences."""
-    words = task.words()
+    words = task.words
 
     def build() -> DownstreamTagger:
         torch.manual_seed(training.seed)

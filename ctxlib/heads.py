@@ -24,8 +24,7 @@ from torch import nn
 from ctxlib._checks import check_index_tensor, check_positive_int, check_same_shape, check_values_below
 from ctxlib.bert import BertConfig, BertModel, BertPreTrainedModel
 from ctxlib.crf import LinearChainCRF
-
-IGNORE_INDEX = -100
+from ctxlib.masking import IGNORE_INDEX
 
 
 @dataclass
@@ -49,6 +48,12 @@ class _BertWithHead(BertPreTrainedModel):
     def hf_config(self) -> dict[str, Any]:
         return {"num_labels": self.num_labels}
 
+    def _linear_head(self, out_features: int) -> nn.Linear:
+        """A fresh ``hidden_size → out_features`` layer with BERT's initialisation."""
+        head = nn.Linear(self.config.hidden_size, out_features)
+        head.apply(self._init_module)
+        return head
+
 
 class BertForSequenceClassification(_BertWithHead):
     """Eq 3.6: ``softmax(W_o · pooler(H_0))``, the pooled ``[CLS]`` vector through dropout and a
@@ -56,8 +61,7 @@ class BertForSequenceClassification(_BertWithHead):
 
     def __init__(self, config: BertConfig, num_labels: int = 2) -> None:
         super().__init__(config, num_labels)
-        self.classifier = nn.Linear(config.hidden_size, num_labels)
-        self.classifier.apply(self._init_module)
+        self.classifier = self._linear_head(num_labels)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 token_type_ids: torch.Tensor | None = None, labels: torch.Tensor | None = None) -> HeadOutput:
@@ -80,8 +84,7 @@ class BertForTokenClassification(_BertWithHead):
 
     def __init__(self, config: BertConfig, num_labels: int = 2, crf: bool = False) -> None:
         super().__init__(config, num_labels)
-        self.classifier = nn.Linear(config.hidden_size, num_labels)
-        self.classifier.apply(self._init_module)
+        self.classifier = self._linear_head(num_labels)
         self.crf = LinearChainCRF(num_labels) if crf else None
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
@@ -136,8 +139,7 @@ class BertForQuestionAnswering(_BertWithHead):
         if num_labels != 2:
             raise ValueError(f"num_labels must be 2 for question answering (start and end), got {num_labels}")
         super().__init__(config, num_labels)
-        self.qa_outputs = nn.Linear(config.hidden_size, 2)
-        self.qa_outputs.apply(self._init_module)
+        self.qa_outputs = self._linear_head(2)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 token_type_ids: torch.Tensor | None = None, start_positions: torch.Tensor | None = None,

@@ -1,4 +1,7 @@
-"""Readers for the standard fine-tuning formats (notes §5.2), so a chapter can point at a real set.
+"""Readers and writers for the standard fine-tuning formats (notes §5.2), so a chapter can point at a real set.
+
+* **Labelled sentences, TSV** (GLUE's SST-2 layout): a ``sentence\tlabel`` header, then one
+  sentence and its label per line.
 
 * **CoNLL-style BIO columns** (CoNLL-2003 NER): one token per line, the tag in the last column,
   a blank line between sentences, ``-DOCSTART-`` lines ignored. Tags are checked as BIO:
@@ -23,6 +26,37 @@ from pathlib import Path
 class TaggedTokens:
     tokens: tuple[str, ...]
     tags: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LabelledText:
+    text: str
+    label: str
+
+
+def read_labelled_tsv(path: str | Path) -> list[LabelledText]:
+    """Sentences and labels of a ``sentence\tlabel`` TSV file with that header."""
+    with open(path, encoding="utf-8") as file:
+        lines = file.read().splitlines()
+    if not lines or lines[0].split("\t") != ["sentence", "label"]:
+        raise ValueError(f"{path}: the first line must be the header 'sentence<TAB>label', got {lines[:1]}")
+    examples = []
+    for number, line in enumerate(lines[1:], start=2):
+        fields = line.split("\t")
+        if len(fields) != 2 or not all(fields):
+            raise ValueError(f"{path}: line {number} must be a sentence and a label separated by one tab, got {line!r}")
+        examples.append(LabelledText(*fields))
+    return examples
+
+
+def write_labelled_tsv(path: str | Path, examples: Sequence[LabelledText]) -> None:
+    """Write ``examples`` in the layout ``read_labelled_tsv`` reads."""
+    with open(path, "w", encoding="utf-8") as file:
+        file.write("sentence\tlabel\n")
+        for example in examples:
+            if "\t" in example.text or "\n" in example.text:
+                raise ValueError(f"a TSV sentence may not hold a tab or newline: {example.text!r}")
+            file.write(f"{example.text}\t{example.label}\n")
 
 
 def check_bio(tags: Sequence[str], where: str = "tags") -> None:
@@ -58,6 +92,15 @@ def read_conll(path: str | Path) -> list[TaggedTokens]:
         check_bio(tags, f"{path}: the last sentence")
         sentences.append(TaggedTokens(tuple(tokens), tuple(tags)))
     return sentences
+
+
+def write_conll(path: str | Path, sentences: Sequence[TaggedTokens]) -> None:
+    """Write ``sentences`` as two CoNLL columns (token, BIO tag), a blank line after each."""
+    with open(path, "w", encoding="utf-8") as file:
+        for number, sentence in enumerate(sentences):
+            check_bio(sentence.tags, f"sentence {number}")
+            file.writelines(f"{token} {tag}\n" for token, tag in zip(sentence.tokens, sentence.tags))
+            file.write("\n")
 
 
 def entity_spans(tags: Sequence[str]) -> set[tuple[str, int, int]]:
@@ -130,3 +173,21 @@ def read_squad(path: str | Path) -> list[QAExample]:
                                          f"{found!r}, not the answer {answer.text!r}")
                 examples.append(QAExample(qa["id"], context, qa["question"], answers))
     return examples
+
+
+def write_squad(path: str | Path, examples: Sequence[QAExample], title: str = "ctxbook") -> None:
+    """Write ``examples`` as SQuAD v2.0 JSON, one paragraph per context (``is_impossible`` on
+    questions without answers)."""
+    paragraphs: dict[str, list[dict]] = {}
+    for example in examples:
+        for answer in example.answers:
+            if example.context[answer.start:answer.start + len(answer.text)] != answer.text:
+                raise ValueError(f"question {example.id!r}: its answer {answer.text!r} is not at {answer.start} in its context")
+        paragraphs.setdefault(example.context, []).append({
+            "id": example.id, "question": example.question, "is_impossible": not example.answers,
+            "answers": [{"text": a.text, "answer_start": a.start} for a in example.answers]})
+    data = {"version": "v2.0", "data": [{"title": title, "paragraphs": [
+        {"context": context, "qas": qas} for context, qas in paragraphs.items()]}]}
+    with open(path, "w", encoding="utf-8") as file:
+        json.dump(data, file, indent=1, ensure_ascii=False)
+        file.write("\n")

@@ -242,7 +242,8 @@ def evaluate(task: str, model: torch.nn.Module, data: dict[str, torch.Tensor], e
 # Training.
 
 
-def _build(setting: FineTuning, num_labels: int) -> torch.nn.Module:
+def build_model(setting: FineTuning, num_labels: int) -> torch.nn.Module:
+    """The model a run starts from: the task's head, fresh, on MiniLM's encoder or a random one."""
     encoder, _ = minilm()
     if setting.task == "topic":
         model = BertForSequenceClassification(encoder.config, num_labels)
@@ -283,8 +284,8 @@ def task_labels(task: str, train: Sequence) -> tuple[str, ...]:
 
 
 def fine_tune(setting: FineTuning, progress: bool = True) -> FineTuned:
-    """Train (or read back from the cache) the run ``setting`` names on the shipped task files,
-    and score it on the test file."""
+    """Eq 5.2: train (or read back from the cache) the run ``setting`` names on the shipped task
+    files, starting from MiniLM's weights or random ones, and score it on the test file."""
     if not isinstance(setting, FineTuning):
         raise TypeError(f"setting must be a FineTuning, got {type(setting).__name__}")
     train_examples, test_examples = load_task(setting.task)
@@ -306,6 +307,6 @@ def fine_tune(setting: FineTuning, progress: bool = True) -> FineTuned:
                    lr_scale={name: setting.head_lr_factor for name in _head_names(model)})
 
     key: dict[str, Any] = {**asdict(setting), "data": _files_digest(), "version": 1}
-    model, history = cached_training(f"finetune-{setting.task}", key, lambda: _build(setting, len(labels)), train)
+    model, history = cached_training(f"finetune-{setting.task}", key, lambda: build_model(setting, len(labels)), train)
     metrics = {name: values[-1][1] for name, values in history.evaluations.items()}
     return FineTuned(setting, model, history, metrics)

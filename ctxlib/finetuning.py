@@ -70,6 +70,7 @@ class FineTuning:
             check_positive_int("train_size", self.train_size)
         if not (isinstance(self.epochs, (int, float)) and self.epochs > 0):
             raise ValueError(f"epochs must be a positive number, got {self.epochs!r}")
+        object.__setattr__(self, "epochs", float(self.epochs))  # 2 and 2.0 name the same cached run
         check_positive_int("batch_size", self.batch_size)
         check_probability("warmup_fraction", self.warmup_fraction)
 

@@ -44,7 +44,7 @@ QUESTIONS = {"PER": "who is mentioned ?", "LOC": "which place is mentioned ?",
              "ORG": "which team is mentioned ?", "DATE": "which day or month is mentioned ?"}
 _SPLITS = ("train", "heldout")
 # Sizes of the shipped files: small enough to fine-tune on within a chapter's budget.
-SIZES = {"topic": (512, 300), "ner": (512, 300), "qa": (512, 300)}
+SIZES = {"topic": (512, 200), "ner": (512, 200), "qa": (512, 200)}
 _FILES = {"topic": ("topic_train.tsv", "topic_test.tsv"), "ner": ("ner_train.conll", "ner_test.conll"),
           "qa": ("qa_train.json", "qa_test.json")}
 _CONTEXT_SENTENCES = 2

@@ -4,13 +4,15 @@ Every chapter that trains something calls ``fit``. What it does, and why:
 
 * **AdamW** (decoupled weight decay) with no decay on biases, LayerNorm and other 1-D
   parameters, as BERT was trained: decaying a scale or an offset towards 0 has no
-  regularising meaning.
+  regularising meaning. ``optimizer="adam_l2"`` is the coupled alternative (Adam with the L2
+  penalty's gradient added to the loss's), kept for Chapter 6's comparison.
 * **linear warmup, then linear decay** to 0: Adam's second-moment estimates are poor in the
   first steps, and large early updates are what makes Transformer training diverge.
 * **gradient-norm clipping**: one bad batch cannot throw the weights far.
 * optional **bf16 autocast** on the CPU, and optional **gradient checkpointing** of BERT's
   encoder blocks (activations recomputed in the backward pass instead of stored).
-* a NaN or infinite loss stops training at once, with an error that names the step.
+* a NaN or infinite loss stops training at once, with a ``Diverged`` error that names the step
+  and keeps the history up to it (a chapter can plot a run that blew up).
 * bounded by ``steps``, with a tqdm bar, deterministic given ``seed``; returns a ``History``.
 """
 
@@ -26,9 +28,10 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from ctxlib._checks import check_positive_int, check_probability
+from ctxlib._checks import check_choice, check_positive_int, check_probability
 
 LossOutput = torch.Tensor | dict[str, torch.Tensor]
+OPTIMIZERS = ("adamw", "adam_l2")
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class TrainConfig:
     warmup_fraction: float = 0.1
     max_grad_norm: float | None = 1.0
     betas: tuple[float, float] = (0.9, 0.999)
+    optimizer: str = "adamw"
     bf16: bool = False
     gradient_checkpointing: bool = False
     seed: int = 0
@@ -55,6 +59,7 @@ class TrainConfig:
         if not (isinstance(self.weight_decay, (int, float)) and self.weight_decay >= 0):
             raise ValueError(f"weight_decay must be a float >= 0, got {self.weight_decay!r}")
         check_probability("warmup_fraction", self.warmup_fraction)
+        check_choice("optimizer", self.optimizer, OPTIMIZERS)
         if self.max_grad_norm is not None and not self.max_grad_norm > 0:
             raise ValueError(f"max_grad_norm must be positive or None (no clipping), got {self.max_grad_norm!r}")
         if self.eval_every < 0:
@@ -87,6 +92,14 @@ class History:
         return cls(data["steps"], data["train"], data["lr"], data["grad_norm"],
                    {k: [tuple(p) for p in v] for k, v in data["evaluations"].items()},
                    data.get("seconds", math.nan))
+
+
+class Diverged(FloatingPointError):
+    """The loss became NaN or infinite at ``step``; ``history`` holds every step before it."""
+
+    def __init__(self, message: str, step: int, history: History) -> None:
+        super().__init__(message)
+        self.step, self.history = step, history
 
 
 def parameter_groups(model: nn.Module, weight_decay: float, lr: float,
@@ -149,7 +162,12 @@ def fit(
     torch.manual_seed(config.seed)
     if config.gradient_checkpointing:
         enable_gradient_checkpointing(model)
-    optimizer = torch.optim.AdamW(parameter_groups(model, config.weight_decay, config.lr, lr_scale), betas=config.betas)
+    groups = parameter_groups(model, config.weight_decay, config.lr, lr_scale)
+    # Adam's weight_decay adds λθ to the gradient (coupled L2), so the adaptive denominator
+    # rescales the decay too; AdamW subtracts lr·λθ from the weights directly (Loshchilov and
+    # Hutter 2019).
+    optimizer_class = torch.optim.AdamW if config.optimizer == "adamw" else torch.optim.Adam
+    optimizer = optimizer_class(groups, betas=config.betas)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: warmup_linear_decay(step, config.steps, config.warmup_steps))
     parameters = [p for group in optimizer.param_groups for p in group["params"]]
@@ -166,10 +184,10 @@ def fit(
         loss = metrics["loss"]
         loss_value = float(loss.detach())
         if not math.isfinite(loss_value):
-            raise FloatingPointError(
+            history.seconds = time.perf_counter() - started - evaluating
+            raise Diverged(
                 f"loss is {loss_value} at step {step} of {config.steps} (lr {schedule.get_last_lr()[0]:.2e}): "
-                "training diverged; lower lr, lengthen warmup or clip gradients"
-            )
+                "training diverged; lower lr, lengthen warmup or clip gradients", step, history)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         max_norm = config.max_grad_norm if config.max_grad_norm is not None else math.inf

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from ctxlib.pretrained import cached_training
-from ctxlib.train import TrainConfig, fit, parameter_groups, warmup_linear_decay
+from ctxlib.train import Diverged, TrainConfig, fit, parameter_groups, warmup_linear_decay
 
 
 def regression_problem(seed: int = 0):
@@ -91,14 +91,77 @@ def test_divergence_names_the_step():
     calls = itertools.count()
     def loss_fn(m, batch):
         return m(batch).sum() * (float("nan") if next(calls) == 3 else 1.0)
-    with pytest.raises(FloatingPointError, match=r"loss is nan at step 3 of 10"):
+    with pytest.raises(FloatingPointError, match=r"loss is nan at step 3 of 10") as caught:
         fit(model, itertools.repeat(torch.ones(2, 1)), loss_fn, TrainConfig(steps=10, progress=False))
+    # What was trained before the blow-up is kept, to plot or to resume from.
+    assert isinstance(caught.value, Diverged) and caught.value.step == 3
+    assert caught.value.history.steps == [1, 2, 3] and len(caught.value.history.train["loss"]) == 3
+
+
+def decay_only(optimizer: str, weight_decay: float, steps: int = 5) -> tuple[torch.Tensor, torch.Tensor]:
+    """Weights before and after ``steps`` steps on a loss with zero gradient: only the decay acts."""
+    torch.manual_seed(0)
+    model = nn.Linear(4, 3, bias=False)
+    with torch.no_grad():  # every weight at least 0.2 from 0, further than 5 steps of lr can take it
+        model.weight += 0.2 * model.weight.sign()
+    before = model.weight.detach().clone()
+    fit(model, itertools.repeat(None), lambda m, _: 0.0 * m.weight.sum(),
+        TrainConfig(steps=steps, lr=0.01, weight_decay=weight_decay, warmup_fraction=0.0, max_grad_norm=None,
+                    optimizer=optimizer, progress=False))
+    return before, model.weight.detach()
+
+
+def test_adamw_decays_weights_geometrically_at_lr_times_lambda():
+    # Decoupled decay: θ ← θ(1 − η_t λ) at each step, η_t the scheduled rate (linear decay to 0).
+    before, after = decay_only("adamw", weight_decay=0.5)
+    factor = 1.0
+    for step in range(5):
+        factor *= 1 - 0.01 * warmup_linear_decay(step, 5, 0) * 0.5
+    torch.testing.assert_close(after, before * factor)
+
+
+def test_adam_l2_normalises_the_penalty_away():
+    # Coupled L2 feeds λθ through Adam's m / sqrt(v): on its own it moves every weight by about
+    # η_t towards 0 whatever λ is, so λ = 0.5 and λ = 0.005 decay alike, unlike AdamW.
+    before, strong = decay_only("adam_l2", weight_decay=0.5)
+    _, weak = decay_only("adam_l2", weight_decay=0.005)
+    total = sum(0.01 * warmup_linear_decay(step, 5, 0) for step in range(5))
+    # Adam's m / sqrt(v) is 1 for a constant gradient; λθ shrinks ~5% over the steps, hence atol.
+    torch.testing.assert_close(strong, before - total * before.sign(), atol=5e-4, rtol=0)
+    torch.testing.assert_close(weak, strong, atol=5e-4, rtol=0)
+    _, adamw_weak = decay_only("adamw", weight_decay=0.005)
+    assert (adamw_weak - before).abs().max() < 1e-3 < (weak - before).abs().min()
+
+
+def test_adam_l2_matches_adam_on_the_penalised_loss():
+    # The reference: torch's Adam, no weight_decay, on loss + λ/2 Σθ² over the decayed weights.
+    batches, loss_fn = regression_problem()
+    data = [next(batches) for _ in range(8)]
+
+    def trained(reference: bool) -> torch.Tensor:
+        torch.manual_seed(0)
+        model = nn.Linear(4, 1)
+        if reference:
+            optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+            schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: warmup_linear_decay(step, 8, 0))
+            for batch in data:
+                optimizer.zero_grad()
+                (loss_fn(model, batch) + 0.1 / 2 * model.weight.pow(2).sum()).backward()
+                optimizer.step()
+                schedule.step()
+        else:
+            fit(model, iter(data), loss_fn, TrainConfig(steps=8, lr=0.05, weight_decay=0.1, warmup_fraction=0.0,
+                                                         max_grad_norm=None, optimizer="adam_l2", progress=False))
+        return torch.cat([model.weight.flatten(), model.bias])
+
+    torch.testing.assert_close(trained(False), trained(True))
 
 
 @pytest.mark.parametrize(("fields", "pattern"), [({"steps": 0}, "steps must be a positive int"),
                                                   ({"steps": 5, "lr": 0}, "lr must be a positive float"),
                                                   ({"steps": 5, "warmup_fraction": 1.5}, r"warmup_fraction must lie in \[0, 1\]"),
-                                                  ({"steps": 5, "max_grad_norm": 0}, "max_grad_norm must be positive")])
+                                                  ({"steps": 5, "max_grad_norm": 0}, "max_grad_norm must be positive"),
+                                                  ({"steps": 5, "optimizer": "sgd"}, r"optimizer must be one of \['adamw', 'adam_l2'\], got 'sgd'")])
 def test_config_validation(fields, pattern):
     with pytest.raises(ValueError, match=pattern):
         TrainConfig(**fields)

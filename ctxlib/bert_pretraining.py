@@ -23,8 +23,8 @@ from transformers import BertTokenizerFast
 from ctxlib._checks import check_positive_int
 from ctxlib.bert import BertConfig, BertForPreTraining
 from ctxlib.corpus import Corpus, load_corpus
-from ctxlib.masking import IGNORE_INDEX, mask_tokens
-from ctxlib.nsp import SentencePair, encode_pairs, sentence_pairs
+from ctxlib.masking import IGNORE_INDEX, Masker, mask_tokens
+from ctxlib.nsp import SentencePair, encode_pairs, sentence_pairs, truncate_pair
 from ctxlib.pretrained import cache_dir, cached_training
 from ctxlib.train import History, TrainConfig, fit
 
@@ -85,12 +85,17 @@ def _vocabulary_digest(tokenizer: BertTokenizerFast) -> str:
     return hashlib.sha256("\n".join(tokens).encode()).hexdigest()[:12]
 
 
-def corpus_pairs(corpus: Corpus, split: str, tokenizer: BertTokenizerFast, seed: int = 0) -> list[SentencePair]:
-    """NSP pairs from the documents of ``split``, as WordPiece ids."""
+def document_ids(corpus: Corpus, split: str, tokenizer: BertTokenizerFast) -> tuple[list[list[list[int]]], list[str]]:
+    """The documents of ``split`` as WordPiece ids (a list of sentences each), and their topics."""
     documents = corpus.documents(split)
     flat = [" ".join(s.tokens) for d in documents for s in d]
     ids = iter(tokenizer(flat, add_special_tokens=False)["input_ids"])
-    return sentence_pairs([[next(ids) for _ in d] for d in documents], seed=seed)
+    return [[next(ids) for _ in d] for d in documents], [d[0].topic for d in documents]
+
+
+def corpus_pairs(corpus: Corpus, split: str, tokenizer: BertTokenizerFast, seed: int = 0) -> list[SentencePair]:
+    """NSP pairs from the documents of ``split``, as WordPiece ids."""
+    return sentence_pairs(document_ids(corpus, split, tokenizer)[0], seed=seed)
 
 
 PretrainingBatch = dict[str, torch.Tensor]
@@ -107,20 +112,65 @@ def pretraining_batch(pairs: Sequence[SentencePair], tokenizer: BertTokenizerFas
     return batch
 
 
+def statically_masked(pairs: Sequence[SentencePair], tokenizer: BertTokenizerFast, seed: int = 0,
+                      first_index: int = 0, **masking: float) -> list[PretrainingBatch]:
+    """Each pair encoded and masked once, as BERT's data pipeline wrote masked copies of its
+    data: one-row batches, pair ``first_index + i`` masked by a generator seeded from
+    ``(seed, first_index + i)`` (``ctxlib.masking.Masker`` with ``dynamic=False``), so a pair's
+    mask never depends on its batch, its padding or which other pairs were masked with it."""
+    masker = Masker(len(tokenizer), tokenizer.mask_token_id, dynamic=False, seed=seed, **masking)
+    rows = []
+    for index, pair in enumerate(pairs, start=first_index):
+        # Truncated here, once, so the fixed mask always falls on the same tokens.
+        a, b = truncate_pair(pair.a, pair.b, MAX_LENGTH - 3, random.Random(seed * 1_000_003 + index))
+        row = encode_pairs([SentencePair(tuple(a), tuple(b), pair.is_next)], cls_id=tokenizer.cls_token_id,
+                           sep_id=tokenizer.sep_token_id, pad_id=tokenizer.pad_token_id, max_length=MAX_LENGTH)
+        row["input_ids"], row["labels"] = masker(row["input_ids"], [index], epoch=0,
+                                                 special_tokens_mask=row.pop("special_tokens_mask"))
+        rows.append(row)
+    return rows
+
+
+def collate(rows: Sequence[PretrainingBatch], pad_id: int) -> PretrainingBatch:
+    """Stack one-row batches into one, padding each to the longest (labels padded with -100)."""
+    length = max(row["input_ids"].shape[1] for row in rows)
+    fill = {"input_ids": pad_id, "labels": IGNORE_INDEX}
+    return {name: torch.cat([torch.nn.functional.pad(row[name], (0, length - row[name].shape[1]),
+                                                     value=fill.get(name, 0)) if row[name].dim() == 2 else row[name]
+                             for row in rows])
+            for name in rows[0]}
+
+
+def static_batches(pairs: Sequence[SentencePair], tokenizer: BertTokenizerFast, seed: int = 0, batch_size: int = 125,
+                   **masking: float) -> list[PretrainingBatch]:
+    """``pairs`` masked as ``statically_masked`` masks them, in batches of ``batch_size``: with a
+    static run's seed, the very masks it trained on; with another seed, fresh ones."""
+    check_positive_int("batch_size", batch_size)
+    rows = statically_masked(pairs, tokenizer, seed, **masking)
+    return [collate(rows[i:i + batch_size], tokenizer.pad_token_id) for i in range(0, len(rows), batch_size)]
+
+
 def pretraining_batches(pairs: Sequence[SentencePair], tokenizer: BertTokenizerFast, batch_size: int, seed: int,
-                        **masking: float) -> Iterator[PretrainingBatch]:
-    """Endless random batches, masked afresh each time they are drawn (dynamic masking).
+                        dynamic: bool = True, **masking: float) -> Iterator[PretrainingBatch]:
+    """Endless random batches, masked afresh each time they are drawn (dynamic masking, as
+    RoBERTa), or, with ``dynamic=False``, always with the one mask ``statically_masked`` gave
+    each pair (static masking, as BERT).
 
     A batch is ``batch_size`` pairs of similar length (neighbours in length order from a random
     start): padding to the longest pair then wastes little, which makes a step ~1.5× cheaper
     than a batch of random lengths."""
     rng = random.Random(seed)
     generator = torch.Generator().manual_seed(seed)
+    fixed = None if dynamic else statically_masked(pairs, tokenizer, seed, **masking)
     by_length = sorted(range(len(pairs)), key=lambda i: (len(pairs[i].a) + len(pairs[i].b), i))
     while True:
         start = rng.randrange(len(pairs) - batch_size + 1)
-        chosen = [pairs[i] for i in by_length[start:start + batch_size]]
-        yield pretraining_batch(chosen, tokenizer, generator, seed=rng.randrange(2**31), **masking)
+        chosen = by_length[start:start + batch_size]
+        if fixed is not None:
+            yield collate([fixed[i] for i in chosen], tokenizer.pad_token_id)
+        else:
+            yield pretraining_batch([pairs[i] for i in chosen], tokenizer, generator, seed=rng.randrange(2**31),
+                                    **masking)
 
 
 @dataclass(frozen=True)
@@ -160,12 +210,17 @@ def heldout_batches(corpus: Corpus, tokenizer: BertTokenizerFast, count: int = H
 
 
 def book_bert(corpus: Corpus | None = None, training: TrainConfig = BOOK_BERT_TRAINING, config: BertConfig = BOOK_BERT,
-              name: str = "book-bert", **masking: float) -> tuple[BertForPreTraining, History, BertTokenizerFast]:
+              name: str = "book-bert", dynamic: bool = True, train_pairs: int | None = None,
+              **masking: float) -> tuple[BertForPreTraining, History, BertTokenizerFast]:
     """The mini-BERT the book pretrains with MLM + NSP (eq 4.6): trained on first use, then
-    loaded from the cache. ``masking`` overrides ``mask_tokens``' ratios (the Table 8 ablation).
+    loaded from the cache. ``masking`` overrides ``mask_tokens``' ratios (the Table 8 ablation);
+    ``dynamic=False`` masks each pair once for the whole run (see ``pretraining_batches``);
+    ``train_pairs`` trains on only the first that many pairs of the training split.
     Returns the model, its history (train losses per step; held-out scores every
     ``eval_every`` steps) and the tokenizer."""
     corpus = corpus or load_corpus()
+    if train_pairs is not None:
+        check_positive_int("train_pairs", train_pairs)
     tokenizer = book_tokenizer(corpus, config.vocab_size)
     config = BertConfig(**{**asdict(config), "vocab_size": len(tokenizer)})
 
@@ -179,12 +234,16 @@ def book_bert(corpus: Corpus | None = None, training: TrainConfig = BOOK_BERT_TR
 
     def train(model: BertForPreTraining) -> History:
         # Tokenised only here: a page that loads the cached model does not pay for it.
-        pairs = corpus_pairs(corpus, "train", tokenizer, seed=training.seed)
+        pairs = corpus_pairs(corpus, "train", tokenizer, seed=training.seed)[:train_pairs]
+        if len(pairs) < BATCH_SIZE:
+            raise ValueError(f"train_pairs={train_pairs} gives {len(pairs)} pairs, fewer than a batch of {BATCH_SIZE}")
         heldout = heldout_batches(corpus, tokenizer)
-        return fit(model, pretraining_batches(pairs, tokenizer, BATCH_SIZE, training.seed, **masking), loss, training,
+        return fit(model, pretraining_batches(pairs, tokenizer, BATCH_SIZE, training.seed, dynamic, **masking), loss,
+                   training,
                    evaluate=lambda m: {f"heldout {k}": v for k, v in asdict(pretraining_scores(m, heldout)).items()})
 
     key = {"config": asdict(config), "training": asdict(training), "batch_size": BATCH_SIZE, "masking": masking,
+           "dynamic": dynamic, "train_pairs": train_pairs,
            "vocab": _vocabulary_digest(tokenizer),
            "corpus": (len(corpus.train), len(corpus.heldout), corpus.train[0].tokens, corpus.train[-1].tokens)}
     model, history = cached_training(name, key, build, train)
@@ -204,6 +263,26 @@ def fill_mask(model: BertForPreTraining, tokenizer: BertTokenizerFast, text: str
     top = logits.softmax(-1).topk(k)
     return [[(tokenizer.convert_ids_to_tokens(int(i)), float(p)) for p, i in zip(ps, ids)]
             for ps, ids in zip(top.values, top.indices)]
+
+
+@torch.no_grad()
+def unmasked_token_accuracy(model: BertForPreTraining, tokenizer: BertTokenizerFast, pairs: Sequence[SentencePair],
+                            batch_size: int = 250) -> float:
+    """Top-1 accuracy of the MLM head at every token of *unmasked* pairs ([CLS] and [SEP]
+    excluded): whether the model's output at a token it can see still says what the token is,
+    the situation of every token in fine-tuning."""
+    check_positive_int("batch_size", batch_size)
+    model.eval()
+    right = total = 0
+    for first in range(0, len(pairs), batch_size):
+        batch = encode_pairs(pairs[first:first + batch_size], cls_id=tokenizer.cls_token_id,
+                             sep_id=tokenizer.sep_token_id, pad_id=tokenizer.pad_token_id, max_length=MAX_LENGTH)
+        logits = model(batch["input_ids"], attention_mask=batch["attention_mask"],
+                       token_type_ids=batch["token_type_ids"]).prediction_logits
+        real = batch["special_tokens_mask"] == 0
+        right += int((logits.argmax(-1) == batch["input_ids"])[real].sum())
+        total += int(real.sum())
+    return right / total
 
 
 def most_frequent_token_accuracy(batches: Sequence[PretrainingBatch]) -> float:

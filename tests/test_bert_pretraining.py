@@ -7,8 +7,9 @@ import pytest
 import torch
 
 from ctxlib.bert import BertConfig
-from ctxlib.bert_pretraining import (SPECIAL_TOKENS, book_bert, book_tokenizer, corpus_pairs, fill_mask,
-                                     most_frequent_token_accuracy, pretraining_batch, pretraining_batches)
+from ctxlib.bert_pretraining import (SPECIAL_TOKENS, book_bert, book_tokenizer, collate, corpus_pairs, fill_mask,
+                                     most_frequent_token_accuracy, pretraining_batch, pretraining_batches,
+                                     statically_masked)
 from ctxlib.corpus import generate_corpus
 from ctxlib.masking import IGNORE_INDEX
 from ctxlib.train import TrainConfig
@@ -47,6 +48,58 @@ def test_batches_carry_both_labels_of_eq_4_6(small):
     stream = pretraining_batches(pairs, tokenizer, batch_size=16, seed=0)
     padding = [float(1 - b["attention_mask"].float().mean()) for b in (next(stream) for _ in range(10))]
     assert max(padding) < 0.3
+
+
+def masked_positions(batch) -> dict[tuple[int, ...], tuple]:
+    """Each row's original tokens (key) and what masking did to it: the inputs and labels."""
+    out = {}
+    for row in range(len(batch["input_ids"])):
+        n = int(batch["attention_mask"][row].sum())
+        labels, inputs = batch["labels"][row, :n], batch["input_ids"][row, :n]
+        original = torch.where(labels == IGNORE_INDEX, inputs, labels)
+        out[tuple(original.tolist())] = (tuple(inputs.tolist()), tuple(labels.tolist()))
+    return out
+
+
+def test_static_masking_gives_each_pair_one_mask_whatever_its_batch(small):
+    corpus, tokenizer = small
+    pairs = corpus_pairs(corpus, "train", tokenizer)
+    seen: dict[tuple[int, ...], set] = {}
+    for dynamic in (False, True):
+        stream = pretraining_batches(pairs, tokenizer, batch_size=16, seed=0, dynamic=dynamic)
+        masks: dict[tuple[int, ...], set] = {}
+        for batch in (next(stream) for _ in range(150)):  # ~6 epochs of these pairs: most drawn often
+            for original, masked in masked_positions(batch).items():
+                masks.setdefault(original, set()).add(masked)
+        seen[dynamic] = masks
+    repeated = [o for o, m in seen[True].items() if len(m) > 1]
+    assert len(repeated) > 50  # dynamic: a pair drawn again is masked anew
+    assert all(len(m) == 1 for m in seen[False].values())  # static: never
+    # The pipeline's fixed masks are statically_masked's, whatever the padding around a row.
+    rows = statically_masked(pairs[:8], tokenizer, seed=0)
+    stacked = masked_positions(collate(rows, tokenizer.pad_token_id))
+    for original, masked in stacked.items():
+        if original in seen[False]:
+            assert seen[False][original] == {masked}
+    # Pair i keeps its mask when masked alone, from first_index=i.
+    alone = statically_masked(pairs[5:6], tokenizer, seed=0, first_index=5)[0]
+    assert torch.equal(alone["input_ids"], rows[5]["input_ids"]) and torch.equal(alone["labels"], rows[5]["labels"])
+    # About 15% of the eligible tokens carry a label, as with dynamic masks.
+    labelled = sum(int((r["labels"] != IGNORE_INDEX).sum()) for r in statically_masked(pairs, tokenizer))
+    eligible = sum(len(p.a) + len(p.b) for p in pairs)
+    assert abs(labelled / eligible - 0.15) < 0.01
+
+
+def test_collate_pads_rows_and_ignores_padding():
+    rows = [{"input_ids": torch.tensor([[2, 7, 3]]), "labels": torch.tensor([[-100, 7, -100]]),
+             "attention_mask": torch.ones(1, 3, dtype=torch.long), "next_sentence_label": torch.tensor([0])},
+            {"input_ids": torch.tensor([[2, 8]]), "labels": torch.tensor([[-100, 8]]),
+             "attention_mask": torch.ones(1, 2, dtype=torch.long), "next_sentence_label": torch.tensor([1])}]
+    batch = collate(rows, pad_id=0)
+    assert batch["input_ids"].tolist() == [[2, 7, 3], [2, 8, 0]]
+    assert batch["labels"].tolist() == [[-100, 7, -100], [-100, 8, -100]]
+    assert batch["attention_mask"].tolist() == [[1, 1, 1], [1, 1, 0]]
+    assert batch["next_sentence_label"].tolist() == [0, 1]
 
 
 def test_most_frequent_token_accuracy_by_hand():

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ctxlib._checks import check_positive_int, check_probability
+from ctxlib._checks import check_choice, check_positive_int, check_probability
 
 NEXT, RANDOM = 0, 1  # next_sentence_label values, as in BERT and transformers: 0 means "B follows A"
 _SPECIALS_IN_A_PAIR = 3  # [CLS], [SEP], [SEP]
@@ -49,6 +49,54 @@ def sentence_pairs(documents: Sequence[Sequence[Sequence[int]]], seed: int = 0,
                 other = rng.randrange(len(documents) - 1)
                 other += other >= index  # any document but this one, uniformly
                 pairs.append(SentencePair(a, rng.choice(documents[other]), False))
+    return pairs
+
+
+NEGATIVE_KINDS = ("other topic", "same topic", "same document")
+
+
+def contrast_pairs(documents: Sequence[Sequence[Sequence[int]]], topics: Sequence[str], kind: str,
+                   seed: int = 0) -> list[SentencePair]:
+    """Pairs that ask what NSP learned (Chapter 6): for each sentence A with a successor, B is
+
+    * ``"next"``: its successor (``is_next=True``);
+    * ``"other topic"``: a sentence of a document on another topic (what BERT's random B
+      usually is);
+    * ``"same topic"``: a sentence of another document on the *same* topic;
+    * ``"same document"``: a sentence of A's own document that is neither A nor its successor.
+
+    A model that only matches topics rejects the first kind of negative and accepts the other two;
+    one that models coherence rejects all three. ``topics[i]`` is document ``i``'s topic.
+    """
+    check_choice("kind", kind, ("next", *NEGATIVE_KINDS))
+    if len(topics) != len(documents):
+        raise ValueError(f"topics must name one topic per document: {len(documents)} documents, got {len(topics)} topics")
+    rng = random.Random(seed)
+    by_topic: dict[str, list[int]] = {}
+    for index, topic in enumerate(topics):
+        by_topic.setdefault(topic, []).append(index)
+    if kind == "same topic" and all(len(indices) < 2 for indices in by_topic.values()):
+        raise ValueError("kind='same topic' needs two documents on one topic; every topic here has one")
+    if kind == "other topic" and len(by_topic) < 2:
+        raise ValueError(f"kind='other topic' needs documents on two topics, got only {list(by_topic)}")
+    pairs = []
+    for index, document in enumerate(documents):
+        for i in range(len(document) - 1):
+            if kind == "next":
+                b = document[i + 1]
+            elif kind == "same document":
+                others = [j for j in range(len(document)) if j not in (i, i + 1)]
+                if not others:
+                    continue  # a two-sentence document has no such B
+                b = document[rng.choice(others)]
+            else:
+                same = kind == "same topic"
+                pool = ([j for j in by_topic[topics[index]] if j != index] if same
+                        else [j for j in range(len(documents)) if topics[j] != topics[index]])
+                if not pool:
+                    continue  # the only document on its topic
+                b = rng.choice(documents[rng.choice(pool)])
+            pairs.append(SentencePair(tuple(document[i]), tuple(b), kind == "next"))
     return pairs
 
 

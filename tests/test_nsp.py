@@ -8,7 +8,7 @@ import random
 import pytest
 import torch
 
-from ctxlib.nsp import NEXT, RANDOM, SentencePair, encode_pairs, sentence_pairs, truncate_pair
+from ctxlib.nsp import NEXT, RANDOM, SentencePair, contrast_pairs, encode_pairs, sentence_pairs, truncate_pair
 
 CLS, SEP, PAD = 101, 102, 0
 
@@ -71,3 +71,37 @@ def test_bad_arguments_are_clear_errors():
         sentence_pairs(documents(3), next_probability=1.5)
     with pytest.raises(ValueError, match="pairs is empty"):
         encode_pairs([], cls_id=CLS, sep_id=SEP, pad_id=PAD)
+
+
+def test_contrast_pairs_draw_b_from_where_their_kind_says():
+    docs = documents(count=60)
+    topics = [f"topic{d % 4}" for d in range(len(docs))]
+    # A sentence's first id names its document, its second its position there.
+    for kind in ("next", "other topic", "same topic", "same document"):
+        pairs = contrast_pairs(docs, topics, kind, seed=2)
+        assert pairs and all(p.is_next == (kind == "next") for p in pairs)
+        for pair in pairs:
+            doc_a, doc_b = pair.a[0] - 1000, pair.b[0] - 1000
+            if kind == "next":
+                assert doc_a == doc_b and pair.b[1] == pair.a[1] + 1
+            elif kind == "same document":
+                assert doc_a == doc_b and pair.b[1] not in (pair.a[1], pair.a[1] + 1)
+            elif kind == "same topic":
+                assert doc_a != doc_b and topics[doc_a] == topics[doc_b]
+            else:
+                assert topics[doc_a] != topics[doc_b]
+    # Every A with a successor appears once per kind, except where "same document" has no third sentence.
+    assert len(contrast_pairs(docs, topics, "next")) == sum(len(d) - 1 for d in docs)
+    assert len(contrast_pairs(docs, topics, "same document")) == sum(len(d) - 1 for d in docs if len(d) > 2)
+
+
+def test_contrast_pairs_reject_bad_input():
+    docs = documents(count=4)
+    with pytest.raises(ValueError, match=r"kind must be one of \['next', 'other topic', 'same topic', 'same document'\], got 'random'"):
+        contrast_pairs(docs, ["a"] * 4, "random")
+    with pytest.raises(ValueError, match="topics must name one topic per document: 4 documents, got 3 topics"):
+        contrast_pairs(docs, ["a"] * 3, "next")
+    with pytest.raises(ValueError, match="needs two documents on one topic"):
+        contrast_pairs(docs, ["a", "b", "c", "d"], "same topic")
+    with pytest.raises(ValueError, match="needs documents on two topics"):
+        contrast_pairs(docs, ["a"] * 4, "other topic")

@@ -1,0 +1,53 @@
+"""Parameter counts from a configuration, and measured step costs (notes §6.3)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import transformers
+
+from ctxlib.bert import BertConfig
+from ctxlib.memory import parameter_count, step_cost
+
+LARGE = BertConfig(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)
+
+
+@pytest.mark.parametrize("config", [BertConfig(), LARGE], ids=["base", "large"])
+def test_parameter_count_matches_transformers(config):
+    with torch.device("meta"):
+        reference = transformers.BertModel(transformers.BertConfig(**config.to_dict()))
+    assert parameter_count(config) == sum(p.numel() for p in reference.parameters())
+    pooler = config.hidden_size * (config.hidden_size + 1)
+    assert parameter_count(config, pooler=False) == parameter_count(config) - pooler
+
+
+def test_parameter_count_is_the_published_size():
+    # Devlin et al. 2019: BERT-base 110M, BERT-large 340M (rounded).
+    assert parameter_count(BertConfig()) == 109_482_240
+    assert abs(parameter_count(LARGE) / 340e6 - 1) < 0.02
+
+
+def test_checkpointing_makes_activation_memory_almost_independent_of_depth():
+    # Without checkpointing every block keeps its activations for the backward pass; with it,
+    # a block keeps only its input, and one block's activations exist at a time. So four more
+    # blocks cost far more memory without checkpointing than with it.
+    def activations(layers: int, checkpointing: bool) -> float:
+        config = BertConfig(vocab_size=2000, hidden_size=256, num_hidden_layers=layers, num_attention_heads=4,
+                            intermediate_size=1024, max_position_embeddings=128)
+        cost = step_cost(config, batch=8, length=128, steps=1, checkpointing=checkpointing)
+        assert cost.step_seconds > 0
+        return cost.activation_mib
+
+    plain = activations(6, False) - activations(2, False)
+    checkpointed = activations(6, True) - activations(2, True)
+    assert plain > 60  # ~20 MiB a block at this size
+    assert checkpointed < plain / 4
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(TypeError, match="config must be a BertConfig, got dict"):
+        parameter_count({"hidden_size": 8})
+    with pytest.raises(ValueError, match="batch must be a positive int, got 0"):
+        step_cost(BertConfig(), batch=0, length=8)
+    with pytest.raises(ValueError, match="length=600 exceeds the config's max_position_embeddings=512"):
+        step_cost(BertConfig(), batch=1, length=600)

@@ -33,7 +33,7 @@ from ctxlib.masking import IGNORE_INDEX
 from ctxlib.pretrained import cached_training, minilm
 from ctxlib.task_formats import QAExample, entity_f1
 from ctxlib.tasks import ENTITY_TYPES, load_task, task_dir
-from ctxlib.train import History, TrainConfig, fit
+from ctxlib.train import OPTIMIZERS, History, TrainConfig, fit
 
 TASKS = ("topic", "ner", "qa")
 INITS = ("minilm", "random")
@@ -59,6 +59,10 @@ class FineTuning:
     lr: float = 5e-5
     head_lr_factor: float = 100.0
     warmup_fraction: float = 0.1
+    max_grad_norm: float | None = 1.0
+    weight_decay: float = 0.01
+    optimizer: str = "adamw"
+    bf16: bool = False
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -73,6 +77,9 @@ class FineTuning:
         object.__setattr__(self, "epochs", float(self.epochs))  # 2 and 2.0 name the same cached run
         check_positive_int("batch_size", self.batch_size)
         check_probability("warmup_fraction", self.warmup_fraction)
+        check_choice("optimizer", self.optimizer, OPTIMIZERS)
+        if self.max_grad_norm is not None and not self.max_grad_norm > 0:
+            raise ValueError(f"max_grad_norm must be positive or None (no clipping), got {self.max_grad_norm!r}")
 
     def steps(self, train_size: int) -> int:
         return math.ceil(self.epochs * train_size / self.batch_size)
@@ -299,7 +306,9 @@ def fine_tune(setting: FineTuning, progress: bool = True) -> FineTuned:
     train_data = encode(setting.task, tokenizer, train_examples, labels)
     test_data = encode(setting.task, tokenizer, test_examples, labels)
     config = TrainConfig(steps=setting.steps(len(train_examples)), lr=setting.lr, warmup_fraction=setting.warmup_fraction,
-                         seed=setting.seed, progress=progress, description=f"{setting.task}: {setting.label}")
+                         max_grad_norm=setting.max_grad_norm, weight_decay=setting.weight_decay,
+                         optimizer=setting.optimizer, bf16=setting.bf16, seed=setting.seed, progress=progress,
+                         description=f"{setting.task}: {setting.label}")
 
     def train(model: torch.nn.Module) -> History:
         return fit(model, batches(train_data, setting.batch_size, setting.seed),

@@ -4,9 +4,10 @@ configuration, and one training step's peak memory and time, measured.
 ``parameter_count`` builds the model on PyTorch's ``meta`` device, which records shapes and
 allocates nothing, so BERT-large is counted as fast as the mini-BERT. ``step_cost`` runs a few
 forward + backward steps in a fresh Python process, so that the peak resident memory it reports
-(``ru_maxrss``) belongs to that configuration alone and not to whatever the caller ran before;
-the weights and their gradients are allocated before the first step, so what the steps add on
-top of that baseline is the activations the backward pass needs.
+belongs to that configuration alone and not to whatever the caller ran before;
+the weights and their gradients are allocated before the first step and the peak mark is reset
+there (Linux's ``VmHWM``), so what the steps add on top of that baseline is the activations the
+backward pass needs.
 
     python -m ctxlib.memory --hidden-size 384 --layers 6 --heads 12 --batch 16 --length 128 [--checkpointing] [--bf16]
 """
@@ -57,14 +58,30 @@ def _resident_mib() -> float:
     return pages * resource.getpagesize() / 2**20
 
 
+def _reset_peak() -> None:
+    """Restart Linux's peak-RSS mark (VmHWM) from the present, so that transients before the
+    measurement (importing torch, building the model) cannot stand in for its peak."""
+    with open("/proc/self/clear_refs", "w") as clear_refs:
+        clear_refs.write("5")
+
+
+def _peak_mib() -> float:
+    with open("/proc/self/status") as status:
+        line = next(line for line in status if line.startswith("VmHWM:"))
+    return int(line.split()[1]) / 1024  # kB
+
+
 def _measure_here(config: BertConfig, checkpointing: bool, bf16: bool, batch: int, length: int, steps: int) -> StepCost:
     torch.manual_seed(0)
     model = BertModel(config).train()
     model.gradient_checkpointing = checkpointing
     for parameter in model.parameters():
-        parameter.grad = torch.zeros_like(parameter)
+        # Written, not just allocated: zero pages from calloc would become resident only when
+        # the first backward pass writes them, and count as activations.
+        parameter.grad = torch.empty_like(parameter).fill_(0.0)
     ids = torch.randint(1000, config.vocab_size, (batch, length))
     baseline = _resident_mib()
+    _reset_peak()
     times = []
     for step in range(steps + 1):  # the first step (page faults, allocator warm-up) is not timed
         start = time.perf_counter()
@@ -73,8 +90,7 @@ def _measure_here(config: BertConfig, checkpointing: bool, bf16: bool, batch: in
         loss.backward()
         if step:
             times.append(time.perf_counter() - start)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    return StepCost(statistics.median(times), peak - baseline)
+    return StepCost(statistics.median(times), _peak_mib() - baseline)
 
 
 def step_cost(config: BertConfig, *, batch: int, length: int, checkpointing: bool = False, bf16: bool = False,

@@ -1,0 +1,101 @@
+"""ELECTRA: eq 7.2's targets and loss by hand, the weighted total, sampling, gradients, sharing."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from ctxlib.bert import BertConfig
+from ctxlib.electra import (DISCRIMINATOR_WEIGHT, Electra, discriminator_loss, replaced_token_labels,
+                            sample_replacements)
+from ctxlib.masking import IGNORE_INDEX, mask_tokens
+
+CONFIG = BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
+                    max_position_embeddings=16)
+
+
+def test_a_sampled_token_equal_to_the_original_counts_as_original():
+    original = torch.tensor([[5, 6, 7, 8]])
+    corrupted = torch.tensor([[5, 9, 7, 8]])  # position 1 replaced; position 2 "replaced" by itself
+    assert replaced_token_labels(original, corrupted).tolist() == [[0.0, 1.0, 0.0, 0.0]]
+
+
+def test_discriminator_loss_is_the_binary_cross_entropy_over_real_tokens_by_hand():
+    logits = torch.tensor([[2.0, -1.0, 0.5], [0.0, 3.0, -2.0]])  # scores for "replaced"
+    replaced = torch.tensor([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]])
+    mask = torch.tensor([[1, 1, 1], [1, 1, 0]])  # the last token of row 2 is padding
+
+    def sigmoid(x: float) -> float:
+        return 1 / (1 + math.exp(-x))
+
+    # D(x̂, t) = P(original) = 1 − σ(score); eq 7.2: −[1(orig) log D + 1(replaced) log(1 − D)]
+    terms = [-(math.log(sigmoid(s)) if y else math.log(1 - sigmoid(s)))
+             for row_s, row_y, row_m in zip(logits.tolist(), replaced.tolist(), mask.tolist())
+             for s, y, m in zip(row_s, row_y, row_m) if m]
+    assert discriminator_loss(logits, replaced, mask).item() == pytest.approx(sum(terms) / len(terms), rel=1e-6)
+    assert discriminator_loss(logits[:1], replaced[:1]).item() == pytest.approx(sum(terms[:3]) / 3, rel=1e-6)
+
+
+def test_sampling_follows_the_generator_distribution():
+    # P(token 1) = 3 / (1 + 3) = 0.75 in every row
+    logits = torch.tensor([[0.0, math.log(3.0), -math.inf]]).repeat(4000, 1)
+    samples = sample_replacements(logits, torch.Generator().manual_seed(0))
+    share = samples.float().mean().item()
+    assert set(samples.tolist()) <= {0, 1}
+    assert abs(share - 0.75) < 4 * math.sqrt(0.75 * 0.25 / 4000)
+
+
+def batch(seed: int = 0):
+    generator = torch.Generator().manual_seed(seed)
+    ids = torch.randint(5, 50, (4, 12), generator=generator)
+    attention_mask = torch.ones_like(ids)
+    attention_mask[1, 9:] = 0
+    special = 1 - attention_mask
+    inputs, labels = mask_tokens(ids, vocab_size=50, mask_token_id=4, special_tokens_mask=special,
+                                 mlm_probability=0.3, mask_replace_prob=1.0, random_replace_prob=0.0,
+                                 generator=generator)
+    return ids, inputs, labels, attention_mask
+
+
+def test_forward_replaces_only_masked_tokens_and_weights_the_losses():
+    torch.manual_seed(0)
+    model = Electra(CONFIG, generator_layers=1)
+    ids, inputs, labels, mask = batch()
+    out = model(inputs, labels, attention_mask=mask, generator=torch.Generator().manual_seed(1))
+    masked = labels != IGNORE_INDEX
+    assert torch.equal(out.corrupted_ids[~masked], ids[~masked])  # the rest of the sentence is the original
+    assert torch.equal(out.replaced, (out.corrupted_ids != ids).float())
+    assert not out.replaced[~masked].any()
+    torch.testing.assert_close(out.loss, out.mlm_loss + DISCRIMINATOR_WEIGHT * out.discriminator_loss)
+    torch.testing.assert_close(out.discriminator_loss, discriminator_loss(out.discriminator_logits, out.replaced, mask))
+    # an untrained generator mostly picks a wrong token, so most masked positions are replaced
+    assert 0 < out.replaced[masked].mean() <= 1
+
+
+def test_no_gradient_flows_through_the_sample_and_the_embeddings_are_shared():
+    torch.manual_seed(0)
+    model = Electra(CONFIG, generator_layers=1)
+    assert model.generator.embeddings is model.discriminator.embeddings
+    assert model.generator_head.decoder.weight is model.discriminator.embeddings.word_embeddings.weight
+    _, inputs, labels, mask = batch()
+    model(inputs, labels, attention_mask=mask).discriminator_loss.backward()
+    assert all(p.grad is None for p in model.generator.encoder.parameters())  # the generator is not adversarial
+    assert model.discriminator.embeddings.word_embeddings.weight.grad is not None
+    model.zero_grad(set_to_none=True)
+    model(inputs, labels, attention_mask=mask).mlm_loss.backward()
+    assert all(p.grad is None for p in model.discriminator.encoder.parameters())
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ValueError, match=r"generator_layers must be an int in \[1, num_hidden_layers=2\]"):
+        Electra(CONFIG, generator_layers=3)
+    with pytest.raises(ValueError, match="discriminator_weight must be positive"):
+        Electra(CONFIG, discriminator_weight=0)
+    model = Electra(CONFIG)
+    ids = torch.randint(5, 50, (2, 6))
+    with pytest.raises(ValueError, match="labels mark no masked position"):
+        model(ids, torch.full_like(ids, IGNORE_INDEX))
+    with pytest.raises(ValueError, match="labels must have the shape of input_ids"):
+        model(ids, ids[:, :3])

@@ -33,7 +33,7 @@ from ctxlib._checks import (
     check_same_shape,
     check_values_below,
 )
-from ctxlib.attention import MultiHeadSelfAttention, padding_bias
+from ctxlib.attention import MultiHeadSelfAttention, causal_bias, padding_bias
 
 # Checkpoint entries that are buffers or tied copies, not parameters of their own.
 _DERIVED_KEYS = ("embeddings.position_ids", "cls.predictions.decoder.bias")
@@ -56,6 +56,12 @@ class BertConfig:
     initializer_range: float = 0.02
     hidden_act: str = "gelu"
     pad_token_id: int = 0
+    # ALBERT's two savings (Lan et al. 2020), both off in BERT. ``embedding_size``: the token,
+    # position and segment tables are this narrow and a linear map widens their sum to
+    # ``hidden_size`` (ELECTRA-small uses it too). ``share_layers``: one block's weights serve
+    # every layer.
+    embedding_size: int | None = None
+    share_layers: bool = False
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
@@ -73,12 +79,21 @@ class BertConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise ValueError(f"{name} must be a positive float, got {value!r}")
+        if self.embedding_size is not None:
+            check_positive_int("embedding_size", self.embedding_size)
+        if not isinstance(self.share_layers, bool):
+            raise TypeError(f"share_layers must be a bool, got {type(self.share_layers).__name__} {self.share_layers!r}")
         # BERT uses the exact erf GELU; the tanh approximation would silently change every output.
         check_choice("hidden_act", self.hidden_act, ["gelu"])
         if isinstance(self.pad_token_id, bool) or not isinstance(self.pad_token_id, int) \
                 or not 0 <= self.pad_token_id < self.vocab_size:
             raise ValueError(f"pad_token_id must be an int in [0, vocab_size={self.vocab_size}), "
                              f"got {self.pad_token_id!r}")
+
+    @property
+    def embedding_width(self) -> int:
+        """Width of the embedding tables, ``embedding_size`` if factorised, else ``hidden_size``."""
+        return self.embedding_size or self.hidden_size
 
     @property
     def head_dim(self) -> int:
@@ -99,7 +114,12 @@ class BertConfig:
         return cls(**{key: value for key, value in config.items() if key in names})
 
     def to_dict(self) -> dict[str, Any]:
-        return {"model_type": "bert", "position_embedding_type": "absolute", **dataclasses.asdict(self)}
+        config = dataclasses.asdict(self)
+        # A plain BERT's config.json carries no ALBERT fields, so transformers reads it as BERT.
+        for name, off in (("embedding_size", None), ("share_layers", False)):
+            if config[name] == off:
+                del config[name]
+        return {"model_type": "bert", "position_embedding_type": "absolute", **config}
 
 
 @dataclass
@@ -131,21 +151,25 @@ class BertPreTrainingOutput:
 
 
 class BertEmbeddings(nn.Module):
-    """Eq 3.2: ``e_t = e_tok + e_pos + e_seg``, then LayerNorm and dropout."""
+    """Eq 3.2: ``e_t = e_tok + e_pos + e_seg``, then LayerNorm and dropout; with a factorised
+    ``embedding_size`` (ALBERT, ELECTRA-small), then a linear map to ``hidden_size``."""
 
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
-        self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
-        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
-        self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
-        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        width = config.embedding_width
+        self.word_embeddings = nn.Embedding(config.vocab_size, width, padding_idx=config.pad_token_id)
+        self.position_embeddings = nn.Embedding(config.max_position_embeddings, width)
+        self.token_type_embeddings = nn.Embedding(config.type_vocab_size, width)
+        self.LayerNorm = nn.LayerNorm(width, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        self.projection = nn.Linear(width, config.hidden_size) if config.embedding_size is not None else None
 
     def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
         positions = torch.arange(input_ids.size(1), device=input_ids.device)
         summed = (self.word_embeddings(input_ids) + self.position_embeddings(positions)
                   + self.token_type_embeddings(token_type_ids))
-        return self.dropout(self.LayerNorm(summed))
+        embedded = self.dropout(self.LayerNorm(summed))
+        return embedded if self.projection is None else self.projection(embedded)
 
 
 class BertAddNorm(nn.Module):
@@ -222,7 +246,10 @@ class BertLayer(nn.Module):
 class BertEncoder(nn.Module):
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
-        self.layer = nn.ModuleList(BertLayer(config) for _ in range(config.num_hidden_layers))
+        if config.share_layers:  # ALBERT: the same block, applied num_hidden_layers times
+            self.layer = nn.ModuleList([BertLayer(config)] * config.num_hidden_layers)
+        else:
+            self.layer = nn.ModuleList(BertLayer(config) for _ in range(config.num_hidden_layers))
 
 
 class BertPooler(nn.Module):
@@ -312,6 +339,10 @@ class BertPreTrainedModel(nn.Module):
 
     def save_pretrained(self, path: str | Path) -> Path:
         """Write a directory that ``transformers`` (and ``from_pretrained``) load."""
+        if self.config.embedding_size is not None or self.config.share_layers:
+            raise ValueError("save_pretrained writes a Hugging Face BERT, which has no factorised embeddings or shared "
+                             f"layers; this model has embedding_size={self.config.embedding_size}, "
+                             f"share_layers={self.config.share_layers}. Save its state_dict with torch.save instead")
         config = {**self.config.to_dict(), **self.hf_config(), "architectures": [type(self).__name__]}
         if self.tied_keys():
             config["tie_word_embeddings"] = True
@@ -354,7 +385,8 @@ def validate_inputs(
 
 
 class BertModel(BertPreTrainedModel):
-    """The BERT encoder: embeddings (eq 3.2), L encoder blocks, pooler."""
+    """The BERT encoder: embeddings (eq 3.2), L encoder blocks, pooler. Row t of
+    ``last_hidden_state`` is eq 3.5's output vector ``H_t^(L)``."""
 
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
@@ -375,7 +407,10 @@ class BertModel(BertPreTrainedModel):
         token_type_ids: torch.Tensor | None = None,
         output_attentions: bool = False,
         output_hidden_states: bool = False,
+        causal: bool = False,
     ) -> BertOutput:
+        """``causal=True`` hides from each token every token after it, as a left-to-right
+        (GPT-style) decoder's mask does (notes §7.3); BERT itself is trained without it."""
         validate_inputs(self.config, input_ids, attention_mask, token_type_ids)
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
@@ -383,6 +418,10 @@ class BertModel(BertPreTrainedModel):
         # A mask without padding changes nothing; dropping it lets attention skip the bias.
         real = None if attention_mask is None or bool(attention_mask.all()) else attention_mask.bool()
         bias = None if real is None else padding_bias(attention_mask, hidden.dtype)
+        if causal:
+            future = causal_bias(input_ids.size(1), hidden.dtype).to(hidden.device)
+            # Both biases may hide a key; clamping keeps the sum finite (min + min overflows to -inf).
+            bias = future if bias is None else (bias + future).clamp(min=torch.finfo(hidden.dtype).min)
         hidden_states, attentions = [hidden], []
         checkpointing = self.gradient_checkpointing and self.training and torch.is_grad_enabled()
         for block in self.encoder.layer:
@@ -408,8 +447,9 @@ class BertPredictionHeadTransform(nn.Module):
 
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
-        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
-        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        # To the embedding width, so the decoder can be the (possibly narrower) embedding table.
+        self.dense = nn.Linear(config.hidden_size, config.embedding_width)
+        self.LayerNorm = nn.LayerNorm(config.embedding_width, eps=config.layer_norm_eps)
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
         return self.LayerNorm(F.gelu(self.dense(hidden)))
@@ -422,7 +462,7 @@ class BertLMPredictionHead(nn.Module):
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
         self.transform = BertPredictionHeadTransform(config)
-        self.decoder = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+        self.decoder = nn.Linear(config.embedding_width, config.vocab_size, bias=False)
         self.bias = nn.Parameter(torch.zeros(config.vocab_size))
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
@@ -438,7 +478,8 @@ class BertPreTrainingHeads(nn.Module):
 
 
 class BertForPreTraining(BertPreTrainedModel):
-    """BERT with its two pretraining heads; the loss is eq 4.6, ``L = L_MLM + L_NSP``."""
+    """BERT with its two pretraining heads; the loss is eq 4.6, ``L = L_MLM + L_NSP``, with
+    ``L_NSP`` the cross-entropy of the true IsNext/NotNext label (eq 3.4, written out as eq 4.8)."""
 
     base_prefix = "bert."
 
@@ -463,6 +504,7 @@ class BertForPreTraining(BertPreTrainedModel):
         output_attentions: bool = False,
         output_hidden_states: bool = False,
         masked_only: bool = False,
+        causal: bool = False,
     ) -> BertPreTrainingOutput:
         """``labels``: ``[B, T]`` original ids at masked positions, -100 elsewhere (eq 3.1's set M).
         ``next_sentence_label``: ``[B]``, 0 = B follows A (IsNext), 1 = B is a random sentence.
@@ -470,8 +512,8 @@ class BertForPreTraining(BertPreTrainedModel):
         With ``masked_only`` (which needs ``labels``), ``prediction_logits`` is ``[|M|, V]``, the
         rows of the masked positions in order: the vocabulary projection, the largest matmul of
         a small model, then runs on 15% of the tokens, as in BERT's own pretraining code
-        (``masked_lm_positions``). The loss is the same."""
-        out = self.bert(input_ids, attention_mask, token_type_ids, output_attentions, output_hidden_states)
+        (``masked_lm_positions``). The loss is the same. ``causal`` goes to ``BertModel``."""
+        out = self.bert(input_ids, attention_mask, token_type_ids, output_attentions, output_hidden_states, causal)
         if labels is not None:
             check_index_tensor("labels", labels, ndim=2)
             check_same_shape("labels", labels, "input_ids", input_ids)

@@ -98,3 +98,34 @@ def test_mlm_head_is_tied_and_losses_add_up():  # eqs 4.6, 4.7
 def test_config_round_trips_through_dict():
     assert BertConfig.from_dict(CONFIG.to_dict()) == CONFIG
     assert CONFIG.head_dim == 8
+
+
+def test_causal_mask_hides_the_future_and_matches_transformers_decoder_mask():
+    import transformers
+
+    config = BertConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=32, max_position_embeddings=12)
+    torch.manual_seed(0)
+    model = BertModel(config).eval()
+    ids = torch.randint(1, 40, (2, 9))
+    changed = ids.clone()
+    changed[:, 6:] = torch.randint(1, 40, (2, 3))
+    with torch.no_grad():
+        causal, causal_changed = (model(x, causal=True).last_hidden_state for x in (ids, changed))
+        both, both_changed = (model(x).last_hidden_state for x in (ids, changed))
+        probs = model(ids, causal=True, output_attentions=True).attentions[0]
+    # Changing tokens 6.. moves no earlier vector under the causal mask, and every vector without it.
+    torch.testing.assert_close(causal[:, :6], causal_changed[:, :6])
+    assert ((both[:, :6] - both_changed[:, :6]).abs().amax(-1) > 1e-4).all()
+    assert probs.triu(1).abs().max() == 0  # no query attends to a later key
+    # The reference: transformers' BertModel as a decoder (is_decoder=True applies a causal mask).
+    reference = transformers.BertModel(transformers.BertConfig(**config.to_dict(), is_decoder=True),
+                                       add_pooling_layer=False).eval()
+    reference.load_state_dict({k: v for k, v in model.state_dict().items() if not k.startswith("pooler.")})
+    mask = torch.ones_like(ids)
+    mask[1, 7:] = 0
+    with torch.no_grad():
+        expected = reference(ids, attention_mask=mask).last_hidden_state
+        got = model(ids, attention_mask=mask, causal=True).last_hidden_state
+    real = mask.bool()
+    torch.testing.assert_close(got[real], expected[real], atol=1e-5, rtol=1e-5)

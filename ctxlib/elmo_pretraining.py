@@ -43,6 +43,8 @@ def lm_batches(sentences: Sequence[Sequence[str]], vocab: Vocabulary, batch_size
 
 
 def bilm_loss(model: BiLM, batch: LMBatch, vocab: Vocabulary) -> dict[str, torch.Tensor]:
+    """The loss the book's biLM minimises: eq 2.3's log-likelihood, negated and averaged per
+    token over the two directions."""
     forward_nll, backward_nll = model.lm_loss(*batch, bos_id=vocab.bos_id, eos_id=vocab.eos_id)
     return {"loss": (forward_nll + backward_nll) / 2, "forward": forward_nll, "backward": backward_nll}
 

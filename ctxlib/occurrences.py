@@ -90,7 +90,9 @@ def occurrence_vectors(model: BertModel, tokenizer, spans: Sequence[Span], batch
 @torch.no_grad()
 def bert_word_vectors(model: BertModel, tokenizer, sentences: Sequence[Sequence[str]], batch_size: int = 64) -> OccurrenceVectors:
     """Every word of pre-tokenised ``sentences``, in reading order: ``[L+2, N_words, H]``
-    (static row, embedding output, each encoder layer), WordPieces pooled by their mean."""
+    (static row, embedding output, each encoder layer), WordPieces pooled by their mean. The
+    static row is eq 1.1's ``v_w``: the word's rows of the embedding table, the same in every
+    context."""
     if len(sentences) == 0:
         raise ValueError("sentences is empty: give at least one sentence")
 

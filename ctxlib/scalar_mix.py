@@ -22,7 +22,7 @@ from ctxlib._checks import check_positive_int
 
 
 class ScalarMix(nn.Module):
-    """``γ Σ_j softmax(w)_j h_j`` over ``num_layers`` tensors of one shape.
+    """Eq 2.5: ``γ Σ_j softmax(w)_j h_j`` over ``num_layers`` tensors of one shape.
 
     With ``layer_norm=True`` each layer is first normalised over all its unmasked elements
     (one mean and variance per layer and batch, as in AllenNLP), which Peters et al. found

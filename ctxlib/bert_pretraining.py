@@ -80,7 +80,12 @@ def book_tokenizer(corpus: Corpus | None = None, vocab_size: int = WORDPIECE_VOC
     return BertTokenizerFast.from_pretrained(folder, do_lower_case=True)
 
 
-def _vocabulary_digest(tokenizer: BertTokenizerFast) -> str:
+def corpus_key(corpus: Corpus) -> tuple:
+    """What identifies a corpus in a cache key: its sizes and its first and last sentences."""
+    return len(corpus.train), len(corpus.heldout), corpus.train[0].tokens, corpus.train[-1].tokens
+
+
+def vocabulary_digest(tokenizer: BertTokenizerFast) -> str:
     tokens = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
     return hashlib.sha256("\n".join(tokens).encode()).hexdigest()[:12]
 
@@ -184,12 +189,15 @@ class PretrainingScores:
 
 
 @torch.no_grad()
-def pretraining_scores(model: BertForPreTraining, batches: Sequence[PretrainingBatch]) -> PretrainingScores:
+def pretraining_scores(model: BertForPreTraining, batches: Sequence[PretrainingBatch],
+                       causal: bool = False) -> PretrainingScores:
+    """Held-out scores of ``model`` on ``batches``; ``causal=True`` runs it with a left-to-right
+    attention mask (which BERT never trained with)."""
     model.eval()
     right = total = nsp_right = nsp_total = 0
     mlm_loss = nsp_loss = 0.0
     for batch in batches:
-        out = model(**batch, masked_only=True)
+        out = model(**batch, masked_only=True, causal=causal)
         masked = batch["labels"] != IGNORE_INDEX
         right += int((out.prediction_logits.argmax(-1) == batch["labels"][masked]).sum())
         total += int(masked.sum())
@@ -210,10 +218,12 @@ def heldout_batches(corpus: Corpus, tokenizer: BertTokenizerFast, count: int = H
 
 
 def book_bert(corpus: Corpus | None = None, training: TrainConfig = BOOK_BERT_TRAINING, config: BertConfig = BOOK_BERT,
-              name: str = "book-bert", dynamic: bool = True, train_pairs: int | None = None,
+              name: str = "book-bert", dynamic: bool = True, train_pairs: int | None = None, nsp: bool = True,
               **masking: float) -> tuple[BertForPreTraining, History, BertTokenizerFast]:
-    """The mini-BERT the book pretrains with MLM + NSP (eq 4.6): trained on first use, then
-    loaded from the cache. ``masking`` overrides ``mask_tokens``' ratios (the Table 8 ablation);
+    """The mini-BERT the book pretrains with MLM + NSP (eq 4.6; eq 5.1 is the minimisation over
+    the corpus that ``fit`` approximates with AdamW steps): trained on first use, then
+    loaded from the cache. ``nsp=False`` trains on the MLM loss alone (as RoBERTa and ELECTRA's
+    baselines do); ``masking`` overrides ``mask_tokens``' ratios (the Table 8 ablation);
     ``dynamic=False`` masks each pair once for the whole run (see ``pretraining_batches``);
     ``train_pairs`` trains on only the first that many pairs of the training split.
     Returns the model, its history (train losses per step; held-out scores every
@@ -229,6 +239,9 @@ def book_bert(corpus: Corpus | None = None, training: TrainConfig = BOOK_BERT_TR
         return BertForPreTraining(config)
 
     def loss(model: BertForPreTraining, batch: PretrainingBatch) -> dict[str, torch.Tensor]:
+        if not nsp:
+            batch = {k: v for k, v in batch.items() if k != "next_sentence_label"}
+            return {"loss": model(**batch, masked_only=True).mlm_loss}
         out = model(**batch, masked_only=True)
         return {"loss": out.loss, "MLM": out.mlm_loss, "NSP": out.nsp_loss}
 
@@ -243,9 +256,8 @@ def book_bert(corpus: Corpus | None = None, training: TrainConfig = BOOK_BERT_TR
                    evaluate=lambda m: {f"heldout {k}": v for k, v in asdict(pretraining_scores(m, heldout)).items()})
 
     key = {"config": asdict(config), "training": asdict(training), "batch_size": BATCH_SIZE, "masking": masking,
-           "dynamic": dynamic, "train_pairs": train_pairs,
-           "vocab": _vocabulary_digest(tokenizer),
-           "corpus": (len(corpus.train), len(corpus.heldout), corpus.train[0].tokens, corpus.train[-1].tokens)}
+           "dynamic": dynamic, "train_pairs": train_pairs, "nsp": nsp, "vocab": vocabulary_digest(tokenizer),
+           "corpus": corpus_key(corpus)}
     model, history = cached_training(name, key, build, train)
     return model, history, tokenizer
 

@@ -18,7 +18,7 @@ import torch
 from transformers import BertTokenizerFast
 
 from ctxlib._checks import check_positive_int
-from ctxlib.bert_pretraining import document_ids
+from ctxlib.bert_pretraining import corpus_key, document_ids
 from ctxlib.corpus import Corpus
 from ctxlib.heads import BertForSequenceClassification
 from ctxlib.nsp import NEGATIVE_KINDS, NEXT, SentencePair, contrast_pairs, encode_pairs, sentence_pairs
@@ -111,6 +111,6 @@ def minilm_nsp(corpus: Corpus, steps: int = 100, batch_size: int = 16, lr: float
                    lr_scale={"classifier": 100.0})
 
     key = {"steps": steps, "batch_size": batch_size, "lr": lr, "seed": seed,
-           "corpus": (len(corpus.train), corpus.train[0].tokens, corpus.train[-1].tokens)}
+           "corpus": corpus_key(corpus)}
     model, history = cached_training("minilm-nsp", key, build, train)
     return model, history, tokenizer

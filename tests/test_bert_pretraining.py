@@ -127,3 +127,16 @@ def test_training_runs_is_cached_and_fills_masks(small, tmp_path, monkeypatch):
         fill_mask(model, tokenizer, "no mask here")
     with pytest.raises(ValueError, match="k must be a positive int"):
         fill_mask(model, tokenizer, "the [MASK] .", k=0)
+
+
+def test_mlm_only_training_records_no_nsp_loss(small, tmp_path, monkeypatch):
+    monkeypatch.setenv("CTXBOOK_CACHE", str(tmp_path))
+    corpus, _ = small
+    config = BertConfig(vocab_size=400, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=32, max_position_embeddings=64)
+    training = TrainConfig(steps=3, lr=1e-3, progress=False)
+    _, history, _ = book_bert(corpus, training, config, name="mlm-only", nsp=False)
+    _, both, _ = book_bert(corpus, training, config, name="mlm-nsp")
+    assert set(history.train) == {"loss"} and set(both.train) == {"loss", "MLM", "NSP"}
+    # Same seed, same batches: the MLM-only loss is the first step's MLM term of the joint run.
+    assert history.train["loss"][0] == pytest.approx(both.train["MLM"][0], rel=1e-5)

@@ -99,3 +99,30 @@ def test_bad_input_is_named():
         model(ids, torch.full_like(ids, IGNORE_INDEX))
     with pytest.raises(ValueError, match="labels must have the shape of input_ids"):
         model(ids, ids[:, :3])
+
+
+def test_book_electra_trains_scores_and_is_cached(tmp_path, monkeypatch):
+    from ctxlib.bert_pretraining import book_tokenizer, heldout_batches
+    from ctxlib.corpus import generate_corpus
+    from ctxlib.electra_pretraining import ELECTRA_MASKING, book_electra, electra_scores
+    from ctxlib.train import TrainConfig
+
+    monkeypatch.setenv("CTXBOOK_CACHE", str(tmp_path))
+    corpus = generate_corpus(num_documents=120, seed=3)
+    config = BertConfig(vocab_size=400, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=32, max_position_embeddings=64)
+    training = TrainConfig(steps=4, lr=1e-3, eval_every=2, progress=False)
+    model, history, tokenizer = book_electra(corpus, training, config)
+    assert set(history.train) == {"loss", "MLM", "Disc"}
+    torch.testing.assert_close(torch.tensor(history.train["loss"]),
+                               torch.tensor(history.train["MLM"]) + DISCRIMINATOR_WEIGHT * torch.tensor(history.train["Disc"]))
+    assert [s for s, _ in history.evaluations["heldout replaced_recall"]] == [2, 4]
+    again, _, _ = book_electra(corpus, training, config)
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), again.state_dict().values()))
+    heldout = heldout_batches(corpus, tokenizer, count=40, **ELECTRA_MASKING)
+    # Only [MASK] replaces a selected token in the generator's input.
+    selected = torch.cat([b["labels"][b["labels"] != IGNORE_INDEX] for b in heldout])
+    masked_inputs = torch.cat([b["input_ids"][b["labels"] != IGNORE_INDEX] for b in heldout])
+    assert len(selected) > 0 and (masked_inputs == tokenizer.mask_token_id).all()
+    scores = electra_scores(model, heldout)
+    assert 0 <= scores.replaced_recall <= 1 and 0 <= scores.discriminator_accuracy <= 1

@@ -30,11 +30,13 @@ ELECTRA_MASKING = {"mask_replace_prob": 1.0, "random_replace_prob": 0.0}
 @dataclass(frozen=True)
 class ElectraScores:
     """Held-out: the generator's MLM accuracy at masked positions, and the discriminator's
-    accuracy at telling replaced from original tokens, over all tokens and over the replaced ones."""
+    accuracy at telling replaced from original tokens, over all tokens and over the replaced ones;
+    ``original_share`` is the accuracy of answering "original" everywhere, the floor to beat."""
 
     generator_accuracy: float
     discriminator_accuracy: float
     replaced_recall: float
+    original_share: float
 
 
 @torch.no_grad()
@@ -53,7 +55,8 @@ def electra_scores(model: Electra, batches: Sequence[PretrainingBatch], seed: in
         disc_total += int(real.sum())
         caught += int((said_replaced & out.replaced.bool()).sum())
         replaced_total += int(out.replaced.sum())
-    return ElectraScores(right / total, disc_right / disc_total, caught / max(1, replaced_total))
+    return ElectraScores(right / total, disc_right / disc_total, caught / max(1, replaced_total),
+                         1 - replaced_total / disc_total)
 
 
 def book_electra(corpus: Corpus | None = None, training: TrainConfig = BOOK_BERT_TRAINING, config: BertConfig = BOOK_BERT,

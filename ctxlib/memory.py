@@ -21,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import torch
@@ -111,6 +112,17 @@ def step_cost(config: BertConfig, *, batch: int, length: int, checkpointing: boo
     if result.returncode:
         raise RuntimeError(f"the measuring process failed:\n{result.stderr[-2000:]}")
     return StepCost(**json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def training_flops(step: Callable[[], torch.Tensor]) -> int:
+    """Floating-point operations of one training step: ``step()`` returns a loss, whose forward
+    and backward passes are counted (matrix products, by ``torch.utils.flop_counter``). This is
+    how Clark et al. (2020) compare pretraining compute."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as counter:
+        step().backward()
+    return counter.get_total_flops()
 
 
 def main() -> None:

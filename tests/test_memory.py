@@ -51,3 +51,14 @@ def test_bad_arguments_are_named():
         step_cost(BertConfig(), batch=0, length=8)
     with pytest.raises(ValueError, match="length=600 exceeds the config's max_position_embeddings=512"):
         step_cost(BertConfig(), batch=1, length=600)
+
+
+def test_training_flops_counts_forward_and_backward_matrix_products():
+    from ctxlib.memory import training_flops
+
+    layer = torch.nn.Linear(4, 3)
+    x = torch.randn(5, 4, requires_grad=True)
+    # forward x @ Wᵀ: 2·5·4·3 = 120; backward: the same for the input's and the weight's gradients
+    assert training_flops(lambda: layer(x).sum()) == 3 * 120
+    x.requires_grad_(False)
+    assert training_flops(lambda: layer(x).sum()) == 2 * 120  # no input gradient to compute

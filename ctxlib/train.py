@@ -167,7 +167,9 @@ def fit(
     # rescales the decay too; AdamW subtracts lr·λθ from the weights directly (Loshchilov and
     # Hutter 2019).
     optimizer_class = torch.optim.AdamW if config.optimizer == "adamw" else torch.optim.Adam
-    optimizer = optimizer_class(groups, betas=config.betas)
+    # The fused kernel updates all parameters in one pass: the same update, and on MiniLM's 11M
+    # trainable parameters several times faster than the per-tensor loop.
+    optimizer = optimizer_class(groups, betas=config.betas, fused=True)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: warmup_linear_decay(step, config.steps, config.warmup_steps))
     parameters = [p for group in optimizer.param_groups for p in group["params"]]

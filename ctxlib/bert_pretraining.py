@@ -138,6 +138,8 @@ def statically_masked(pairs: Sequence[SentencePair], tokenizer: BertTokenizerFas
 
 def collate(rows: Sequence[PretrainingBatch], pad_id: int) -> PretrainingBatch:
     """Stack one-row batches into one, padding each to the longest (labels padded with -100)."""
+    if len(rows) == 0:
+        raise ValueError("rows is empty: give at least one encoded pair to collate")
     length = max(row["input_ids"].shape[1] for row in rows)
     fill = {"input_ids": pad_id, "labels": IGNORE_INDEX}
     return {name: torch.cat([torch.nn.functional.pad(row[name], (0, length - row[name].shape[1]),

@@ -39,6 +39,8 @@ def nsp_probabilities(model: torch.nn.Module, tokenizer: BertTokenizerFast, pair
     """P(IsNext | A, B) (eq 3.3) of each pair, nothing masked, from a ``BertForPreTraining``
     (its NSP head) or a two-class ``BertForSequenceClassification`` trained with NSP's labels."""
     check_positive_int("batch_size", batch_size)
+    if len(pairs) == 0:
+        raise ValueError("pairs is empty: give at least one SentencePair to score")
     model.eval()
     out = []
     for first in range(0, len(pairs), batch_size):

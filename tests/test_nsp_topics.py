@@ -85,3 +85,13 @@ def test_minilm_nsp_trains_and_is_cached(small, tmp_path, monkeypatch):
     assert torch.equal(model.classifier.weight, again.classifier.weight)
     with pytest.raises(ValueError, match="steps must be a positive int, got 0"):
         minilm_nsp(corpus, steps=0)
+
+
+def test_empty_input_is_a_clear_error(small):
+    from ctxlib.bert_pretraining import collate
+
+    _, tokenizer = small
+    with pytest.raises(ValueError, match="pairs is empty"):
+        nsp_probabilities(Always(True), tokenizer, [])
+    with pytest.raises(ValueError, match="rows is empty"):
+        collate([], pad_id=0)

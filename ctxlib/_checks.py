@@ -31,6 +31,12 @@ def check_probability(name: str, value: object, *, allow_one: bool = True) -> fl
     return float(value)
 
 
+def check_max_grad_norm(value: object) -> None:
+    """A clipping threshold: a positive number, or None for no clipping."""
+    if value is not None and not (isinstance(value, Real) and not isinstance(value, bool) and value > 0):
+        raise ValueError(f"max_grad_norm must be positive or None (no clipping), got {value!r}")
+
+
 def check_choice(name: str, value: object, allowed: Sequence[object]) -> object:
     if value not in allowed:
         raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")

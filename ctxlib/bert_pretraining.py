@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
+from typing import Any
 
 import torch
 from transformers import BertTokenizerFast
@@ -279,22 +280,32 @@ def fill_mask(model: BertForPreTraining, tokenizer: BertTokenizerFast, text: str
             for ps, ids in zip(top.values, top.indices)]
 
 
-@torch.no_grad()
+def unmasked_outputs(model: torch.nn.Module, tokenizer: BertTokenizerFast, pairs: Sequence[SentencePair],
+                     batch_size: int = 250) -> Iterator[tuple[PretrainingBatch, Any]]:
+    """Each batch of ``pairs``, encoded with nothing masked and cut to the model's own position
+    limit (``config.max_position_embeddings``), with the model's output on it (no gradients)."""
+    check_positive_int("batch_size", batch_size)
+    if len(pairs) == 0:
+        raise ValueError("pairs is empty: give at least one SentencePair to score")
+    model.eval()
+    for first in range(0, len(pairs), batch_size):
+        batch = encode_pairs(pairs[first:first + batch_size], cls_id=tokenizer.cls_token_id,
+                             sep_id=tokenizer.sep_token_id, pad_id=tokenizer.pad_token_id,
+                             max_length=model.config.max_position_embeddings)
+        with torch.no_grad():
+            yield batch, model(batch["input_ids"], attention_mask=batch["attention_mask"],
+                               token_type_ids=batch["token_type_ids"])
+
+
 def unmasked_token_accuracy(model: BertForPreTraining, tokenizer: BertTokenizerFast, pairs: Sequence[SentencePair],
                             batch_size: int = 250) -> float:
     """Top-1 accuracy of the MLM head at every token of *unmasked* pairs ([CLS] and [SEP]
     excluded): whether the model's output at a token it can see still says what the token is,
     the situation of every token in fine-tuning."""
-    check_positive_int("batch_size", batch_size)
-    model.eval()
     right = total = 0
-    for first in range(0, len(pairs), batch_size):
-        batch = encode_pairs(pairs[first:first + batch_size], cls_id=tokenizer.cls_token_id,
-                             sep_id=tokenizer.sep_token_id, pad_id=tokenizer.pad_token_id, max_length=MAX_LENGTH)
-        logits = model(batch["input_ids"], attention_mask=batch["attention_mask"],
-                       token_type_ids=batch["token_type_ids"]).prediction_logits
+    for batch, out in unmasked_outputs(model, tokenizer, pairs, batch_size):
         real = batch["special_tokens_mask"] == 0
-        right += int((logits.argmax(-1) == batch["input_ids"])[real].sum())
+        right += int((out.prediction_logits.argmax(-1) == batch["input_ids"])[real].sum())
         total += int(real.sum())
     return right / total
 

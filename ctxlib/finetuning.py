@@ -27,7 +27,7 @@ from typing import Any
 import torch
 from transformers import BertTokenizerFast
 
-from ctxlib._checks import check_choice, check_positive_int, check_probability
+from ctxlib._checks import check_choice, check_max_grad_norm, check_positive_int, check_probability
 from ctxlib.heads import BertForQuestionAnswering, BertForSequenceClassification, BertForTokenClassification, best_span
 from ctxlib.masking import IGNORE_INDEX
 from ctxlib.pretrained import cached_training, minilm
@@ -78,8 +78,7 @@ class FineTuning:
         check_positive_int("batch_size", self.batch_size)
         check_probability("warmup_fraction", self.warmup_fraction)
         check_choice("optimizer", self.optimizer, OPTIMIZERS)
-        if self.max_grad_norm is not None and not self.max_grad_norm > 0:
-            raise ValueError(f"max_grad_norm must be positive or None (no clipping), got {self.max_grad_norm!r}")
+        check_max_grad_norm(self.max_grad_norm)
 
     def steps(self, train_size: int) -> int:
         return math.ceil(self.epochs * train_size / self.batch_size)

@@ -18,34 +18,22 @@ import torch
 from transformers import BertTokenizerFast
 
 from ctxlib._checks import check_positive_int
-from ctxlib.bert_pretraining import corpus_key, document_ids
+from ctxlib.bert_pretraining import corpus_key, document_ids, unmasked_outputs
 from ctxlib.corpus import Corpus
 from ctxlib.heads import BertForSequenceClassification
 from ctxlib.nsp import NEGATIVE_KINDS, NEXT, SentencePair, contrast_pairs, encode_pairs, sentence_pairs
 from ctxlib.pretrained import cached_training, minilm
 from ctxlib.train import History, TrainConfig, fit
 
-_MAX_LENGTH = 128
+_TRAINING_LENGTH = 128  # the book's pairs are shorter; MiniLM's limit is 512
 
 
-def _encode(pairs: Sequence[SentencePair], tokenizer: BertTokenizerFast) -> dict[str, torch.Tensor]:
-    return encode_pairs(pairs, cls_id=tokenizer.cls_token_id, sep_id=tokenizer.sep_token_id,
-                        pad_id=tokenizer.pad_token_id, max_length=_MAX_LENGTH)
-
-
-@torch.no_grad()
 def nsp_probabilities(model: torch.nn.Module, tokenizer: BertTokenizerFast, pairs: Sequence[SentencePair],
                       batch_size: int = 250) -> torch.Tensor:
     """P(IsNext | A, B) (eq 3.3) of each pair, nothing masked, from a ``BertForPreTraining``
     (its NSP head) or a two-class ``BertForSequenceClassification`` trained with NSP's labels."""
-    check_positive_int("batch_size", batch_size)
-    if len(pairs) == 0:
-        raise ValueError("pairs is empty: give at least one SentencePair to score")
-    model.eval()
     out = []
-    for first in range(0, len(pairs), batch_size):
-        batch = _encode(pairs[first:first + batch_size], tokenizer)
-        output = model(batch["input_ids"], attention_mask=batch["attention_mask"], token_type_ids=batch["token_type_ids"])
+    for _, output in unmasked_outputs(model, tokenizer, pairs, batch_size):
         logits = output.seq_relationship_logits if hasattr(output, "seq_relationship_logits") else output.logits
         out.append(logits.softmax(-1)[:, NEXT])
     return torch.cat(out)
@@ -84,7 +72,9 @@ def _batches(pairs: list[SentencePair], tokenizer: BertTokenizerFast, batch_size
         order = list(range(len(pairs)))
         rng.shuffle(order)
         for first in range(0, len(order) - batch_size + 1, batch_size):
-            yield _encode([pairs[i] for i in order[first:first + batch_size]], tokenizer)
+            yield encode_pairs([pairs[i] for i in order[first:first + batch_size]], cls_id=tokenizer.cls_token_id,
+                               sep_id=tokenizer.sep_token_id, pad_id=tokenizer.pad_token_id,
+                               max_length=_TRAINING_LENGTH)
 
 
 def minilm_nsp(corpus: Corpus, steps: int = 100, batch_size: int = 16, lr: float = 1e-4,

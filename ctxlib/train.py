@@ -28,7 +28,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from ctxlib._checks import check_choice, check_positive_int, check_probability
+from ctxlib._checks import check_choice, check_max_grad_norm, check_positive_int, check_probability
 
 LossOutput = torch.Tensor | dict[str, torch.Tensor]
 OPTIMIZERS = ("adamw", "adam_l2")
@@ -60,8 +60,7 @@ class TrainConfig:
             raise ValueError(f"weight_decay must be a float >= 0, got {self.weight_decay!r}")
         check_probability("warmup_fraction", self.warmup_fraction)
         check_choice("optimizer", self.optimizer, OPTIMIZERS)
-        if self.max_grad_norm is not None and not self.max_grad_norm > 0:
-            raise ValueError(f"max_grad_norm must be positive or None (no clipping), got {self.max_grad_norm!r}")
+        check_max_grad_norm(self.max_grad_norm)
         if self.eval_every < 0:
             raise ValueError(f"eval_every must be >= 0 (0: evaluate only at the end), got {self.eval_every}")
 

@@ -48,6 +48,7 @@ class Always(torch.nn.Module):
     def __init__(self, is_next: bool) -> None:
         super().__init__()
         self.is_next = is_next
+        self.config = SimpleNamespace(max_position_embeddings=128)
 
     def forward(self, input_ids, attention_mask=None, token_type_ids=None):
         logits = torch.zeros(len(input_ids), 2)
@@ -95,3 +96,13 @@ def test_empty_input_is_a_clear_error(small):
         nsp_probabilities(Always(True), tokenizer, [])
     with pytest.raises(ValueError, match="rows is empty"):
         collate([], pad_id=0)
+
+
+def test_pairs_longer_than_the_model_reads_are_cut_to_its_position_limit(small):
+    corpus, tokenizer = small
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=32, max_position_embeddings=12)
+    long = [SentencePair(tuple(range(10, 30)), tuple(range(30, 50)), True)]
+    probabilities = nsp_probabilities(BertForPreTraining(config), tokenizer, long)
+    assert probabilities.shape == (1,) and 0 < float(probabilities) < 1

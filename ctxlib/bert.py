@@ -132,7 +132,7 @@ class BertOutput:
     """
 
     last_hidden_state: torch.Tensor
-    pooler_output: torch.Tensor
+    pooler_output: torch.Tensor | None
     hidden_states: tuple[torch.Tensor, ...] | None = None
     attentions: tuple[torch.Tensor, ...] | None = None
 
@@ -386,16 +386,19 @@ def validate_inputs(
 
 class BertModel(BertPreTrainedModel):
     """The BERT encoder: embeddings (eq 3.2), L encoder blocks, pooler. Row t of
-    ``last_hidden_state`` is eq 3.5's output vector ``H_t^(L)``."""
+    ``last_hidden_state`` is eq 3.5's output vector ``H_t^(L)``. ``pooler=False`` leaves the
+    pooler out (ELECTRA has none); ``pooler_output`` is then None."""
 
-    def __init__(self, config: BertConfig) -> None:
+    def __init__(self, config: BertConfig, pooler: bool = True) -> None:
         super().__init__()
         if not isinstance(config, BertConfig):
             raise TypeError(f"config must be a BertConfig, got {type(config).__name__}")
+        if not isinstance(pooler, bool):
+            raise TypeError(f"pooler must be a bool, got {type(pooler).__name__} {pooler!r}")
         self.config = config
         self.embeddings = BertEmbeddings(config)
         self.encoder = BertEncoder(config)
-        self.pooler = BertPooler(config)
+        self.pooler = BertPooler(config) if pooler else None
         self.apply(self._init_module)
         # Gradient checkpointing of the encoder blocks while training (TrainConfig turns it on).
         self.gradient_checkpointing = False
@@ -436,7 +439,7 @@ class BertModel(BertPreTrainedModel):
             attentions.append(probs)
         return BertOutput(
             last_hidden_state=hidden,
-            pooler_output=self.pooler(hidden),
+            pooler_output=None if self.pooler is None else self.pooler(hidden),
             hidden_states=tuple(hidden_states) if output_hidden_states else None,
             attentions=tuple(attentions) if output_attentions else None,
         )

@@ -15,9 +15,10 @@ every position and not only the 15% that are masked, it learns more per step tha
 * the total is ``L_MLM + λ L_Disc`` with λ = 50. No gradient flows through the sampling: the
   generator is trained by its MLM loss alone, not adversarially.
 
-The generator shares the discriminator's embeddings (token, position and segment tables), as in
-the paper; here it has the same width and fewer blocks, where the paper's is narrower (1/4 to
-1/2 of the discriminator's width), which needs a projection this book leaves out.
+The generator shares the discriminator's embeddings (the token, position and segment tables and
+their LayerNorm), as in the paper. It may be shallower (``generator_layers``) and narrower
+(``generator_hidden_size``; the paper's is 1/4 to 1/2 of the discriminator's width): a narrower
+generator reads the shared tables through a projection of its own, as in Clark et al.'s code.
 """
 
 from __future__ import annotations
@@ -92,12 +93,13 @@ class Electra(BertPreTrainedModel):
     """Generator and discriminator, trained together on ``L_MLM + λ L_Disc`` (eq 7.1 plus λ
     times eq 7.2).
 
-    ``generator_layers`` blocks for the generator (the discriminator has
-    ``config.num_hidden_layers``); both read the same ``BertEmbeddings`` module. After
-    pretraining, ``discriminator`` is an ordinary ``BertModel`` for probing or fine-tuning.
+    The generator has ``generator_layers`` blocks of width ``generator_hidden_size`` (default:
+    the discriminator's width), with ``4 ×`` that width in its feed-forward layer and heads of the
+    discriminator's head size. Both models read the same embedding tables. After pretraining,
+    ``discriminator`` is an ordinary ``BertModel`` for probing or fine-tuning.
     """
 
-    def __init__(self, config: BertConfig, generator_layers: int = 1,
+    def __init__(self, config: BertConfig, generator_layers: int = 1, generator_hidden_size: int | None = None,
                  discriminator_weight: float = DISCRIMINATOR_WEIGHT) -> None:
         super().__init__()
         if isinstance(generator_layers, bool) or not isinstance(generator_layers, int) \
@@ -108,15 +110,33 @@ class Electra(BertPreTrainedModel):
             raise ValueError(f"discriminator_weight must be positive, got {discriminator_weight!r}")
         self.config = config
         self.discriminator_weight = float(discriminator_weight)
-        self.discriminator = BertModel(config)
+        self.discriminator = BertModel(config, pooler=False)
         self.discriminator_head = ElectraDiscriminatorHead(config)
-        generator_config = BertConfig(**{**config.__dict__, "num_hidden_layers": generator_layers})
-        self.generator = BertModel(generator_config)
+        generator_config = self._generator_config(config, generator_layers, generator_hidden_size)
+        self.generator = BertModel(generator_config, pooler=False)
         self.generator_head = BertLMPredictionHead(generator_config)
         self.apply(self._init_module)
-        # Shared embeddings: one module, read by both models (Clark et al. §3.2).
-        self.generator.embeddings = self.discriminator.embeddings
-        self.generator_head.decoder.weight = self.discriminator.embeddings.word_embeddings.weight
+        # Shared embeddings (Clark et al. §3.2): the generator reads the discriminator's tables and
+        # LayerNorm; a projection to a different width stays its own.
+        shared, reader = self.discriminator.embeddings, self.generator.embeddings
+        for name in ("word_embeddings", "position_embeddings", "token_type_embeddings", "LayerNorm"):
+            setattr(reader, name, getattr(shared, name))
+        self.generator_head.decoder.weight = shared.word_embeddings.weight
+
+    @staticmethod
+    def _generator_config(config: BertConfig, layers: int, hidden_size: int | None) -> BertConfig:
+        """The generator's shape: as Clark et al.'s code scales it, with the discriminator's
+        embedding width, so a narrower generator gets a projection from the shared tables."""
+        head_size = config.head_dim
+        if hidden_size is not None and (isinstance(hidden_size, bool) or not isinstance(hidden_size, int)
+                                        or not 1 <= hidden_size <= config.hidden_size or hidden_size % head_size):
+            raise ValueError(f"generator_hidden_size must be a multiple of the head size {head_size} in "
+                             f"[{head_size}, hidden_size={config.hidden_size}], got {hidden_size!r}")
+        if hidden_size is None or hidden_size == config.hidden_size:
+            return BertConfig(**{**config.__dict__, "num_hidden_layers": layers})
+        return BertConfig(**{**config.__dict__, "num_hidden_layers": layers, "hidden_size": hidden_size,
+                             "intermediate_size": 4 * hidden_size, "num_attention_heads": hidden_size // head_size,
+                             "embedding_size": config.embedding_width})
 
     def forward(self, input_ids: torch.Tensor, labels: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 token_type_ids: torch.Tensor | None = None, generator: torch.Generator | None = None) -> ElectraOutput:

@@ -40,8 +40,8 @@ def parameter_count(config: BertConfig, pooler: bool = True) -> int:
     if not isinstance(config, BertConfig):
         raise TypeError(f"config must be a BertConfig, got {type(config).__name__}")
     with torch.device("meta"):
-        model = BertModel(config)
-    return sum(p.numel() for name, p in model.named_parameters() if pooler or not name.startswith("pooler."))
+        model = BertModel(config, pooler=pooler)
+    return sum(p.numel() for p in model.parameters())
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from ctxlib.bert import BertConfig
+from ctxlib.bert import BertConfig, BertModel
 from ctxlib.electra import (DISCRIMINATOR_WEIGHT, Electra, discriminator_loss, replaced_token_labels,
                             sample_replacements)
 from ctxlib.masking import IGNORE_INDEX, mask_tokens
@@ -77,7 +77,8 @@ def test_forward_replaces_only_masked_tokens_and_weights_the_losses():
 def test_no_gradient_flows_through_the_sample_and_the_embeddings_are_shared():
     torch.manual_seed(0)
     model = Electra(CONFIG, generator_layers=1)
-    assert model.generator.embeddings is model.discriminator.embeddings
+    for table in ("word_embeddings", "position_embeddings", "token_type_embeddings", "LayerNorm"):
+        assert getattr(model.generator.embeddings, table) is getattr(model.discriminator.embeddings, table)
     assert model.generator_head.decoder.weight is model.discriminator.embeddings.word_embeddings.weight
     _, inputs, labels, mask = batch()
     model(inputs, labels, attention_mask=mask).discriminator_loss.backward()
@@ -88,9 +89,52 @@ def test_no_gradient_flows_through_the_sample_and_the_embeddings_are_shared():
     assert all(p.grad is None for p in model.discriminator.encoder.parameters())
 
 
+def test_a_narrower_generator_reads_the_shared_tables_through_its_own_projection():
+    torch.manual_seed(0)
+    model = Electra(CONFIG, generator_layers=2, generator_hidden_size=8)
+    generator, shared = model.generator, model.discriminator.embeddings
+    assert generator.config.hidden_size == 8 and generator.config.intermediate_size == 32
+    assert generator.config.head_dim == CONFIG.head_dim and len(generator.encoder.layer) == 2
+    assert generator.embeddings.word_embeddings is shared.word_embeddings and shared.projection is None
+    assert generator.embeddings.projection.weight.shape == (8, 16)
+    assert model.generator_head.decoder.weight is shared.word_embeddings.weight
+    assert model.discriminator.pooler is None and generator.pooler is None  # ELECTRA has no pooler
+    _, inputs, labels, mask = batch()
+    out = model(inputs, labels, attention_mask=mask, generator=torch.Generator().manual_seed(1))
+    out.loss.backward()
+    assert generator.embeddings.projection.weight.grad is not None
+    # Same width: nothing to project; the generator reads the discriminator's embeddings as they are.
+    assert Electra(CONFIG, generator_hidden_size=16).generator.embeddings.projection is None
+
+
+def test_electra_small_with_its_generator_has_the_released_models_parameters():
+    """Clark et al.'s ELECTRA-small: discriminator 12 × 256 with 128-wide embeddings, generator
+    12 × 64 sharing them. The released discriminator and generator, as transformers builds
+    them, minus the embeddings they share."""
+    import transformers
+
+    small = {"embedding_size": 128, "hidden_size": 256, "num_attention_heads": 4, "intermediate_size": 1024}
+    with torch.device("meta"):
+        model = Electra(BertConfig(**small), generator_layers=12, generator_hidden_size=64)
+        discriminator = transformers.ElectraForPreTraining(transformers.ElectraConfig(**small))
+        generator = transformers.ElectraForMaskedLM(transformers.ElectraConfig(
+            **{**small, "hidden_size": 64, "num_attention_heads": 1, "intermediate_size": 256}))
+
+    def size(module: torch.nn.Module) -> int:
+        return sum(p.numel() for p in module.parameters())
+
+    assert size(model.discriminator) + size(model.discriminator_head) == size(discriminator) == 13_549_057
+    assert size(model) == size(discriminator) + size(generator) - size(generator.electra.embeddings) == 14_196_219
+
+
 def test_bad_input_is_named():
     with pytest.raises(ValueError, match=r"generator_layers must be an int in \[1, num_hidden_layers=2\]"):
         Electra(CONFIG, generator_layers=3)
+    with pytest.raises(ValueError, match=r"generator_hidden_size must be a multiple of the head size 8 in \[8, "
+                                         r"hidden_size=16\], got 12"):
+        Electra(CONFIG, generator_hidden_size=12)
+    with pytest.raises(TypeError, match="pooler must be a bool, got int 0"):
+        BertModel(CONFIG, pooler=0)
     with pytest.raises(ValueError, match="discriminator_weight must be positive"):
         Electra(CONFIG, discriminator_weight=0)
     model = Electra(CONFIG)

@@ -21,7 +21,7 @@ from ctxlib.bert import BertConfig
 from ctxlib.bert_pretraining import (BATCH_SIZE, BOOK_BERT, BOOK_BERT_TRAINING, PretrainingBatch, vocabulary_digest,
                                      book_tokenizer, corpus_key, corpus_pairs, heldout_batches, pretraining_batches)
 from ctxlib.corpus import Corpus, load_corpus
-from ctxlib.electra import Electra
+from ctxlib.electra import DISCRIMINATOR_WEIGHT, Electra
 from ctxlib.masking import IGNORE_INDEX
 from ctxlib.pretrained import cached_training
 from ctxlib.train import History, TrainConfig, fit
@@ -68,17 +68,20 @@ def electra_scores(model: Electra, batches: Sequence[PretrainingBatch], seed: in
 
 def book_electra(corpus: Corpus | None = None, training: TrainConfig = ELECTRA_TRAINING, config: BertConfig = BOOK_BERT,
                  generator_layers: int = 1, generator_hidden_size: int | None = None,
+                 discriminator_weight: float = DISCRIMINATOR_WEIGHT,
                  name: str = "book-electra") -> tuple[Electra, History, BertTokenizerFast]:
-    """The book's ELECTRA: trained on first use on ``L_MLM + 50 L_Disc``, then loaded from the
-    cache. Returns the model (its ``discriminator`` is the encoder to use), its history and
-    the tokenizer."""
+    """The book's ELECTRA: trained on first use on ``L_MLM + λ L_Disc`` (λ =
+    ``discriminator_weight``, 50 as in the paper), then loaded from the cache. The generator's
+    shape is ``Electra``'s arguments. Returns the model (its ``discriminator`` is the encoder to
+    use), its history and the tokenizer."""
     corpus = corpus or load_corpus()
     tokenizer = book_tokenizer(corpus, config.vocab_size)
     config = BertConfig(**{**asdict(config), "vocab_size": len(tokenizer)})
 
     def build() -> Electra:
         torch.manual_seed(training.seed)
-        return Electra(config, generator_layers=generator_layers, generator_hidden_size=generator_hidden_size)
+        return Electra(config, generator_layers=generator_layers, generator_hidden_size=generator_hidden_size,
+                       discriminator_weight=discriminator_weight)
 
     def loss(model: Electra, batch: PretrainingBatch) -> dict[str, torch.Tensor]:
         out = model(batch["input_ids"], batch["labels"], batch["attention_mask"], batch["token_type_ids"])
@@ -92,6 +95,7 @@ def book_electra(corpus: Corpus | None = None, training: TrainConfig = ELECTRA_T
 
     key = {"config": asdict(config), "training": asdict(training), "batch_size": BATCH_SIZE,
            "generator_layers": generator_layers, "generator_hidden_size": generator_hidden_size,
-           "vocab": vocabulary_digest(tokenizer), "corpus": corpus_key(corpus)}
+           "discriminator_weight": discriminator_weight, "vocab": vocabulary_digest(tokenizer),
+           "corpus": corpus_key(corpus)}
     model, history = cached_training(name, key, build, train)
     return model, history, tokenizer

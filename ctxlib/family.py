@@ -64,8 +64,8 @@ FAMILY = (
                  "Google's checkpoint, as KerasHub counts it", "replaced-token detection: a discriminator on every "
                                                                "token, a small generator (§7.2)",
                  note="Clark et al. (2020, Table 1) print 14M, this count to two figures. KerasHub's count of "
-                      "the released discriminator is the precise one (it has a pooler where this row has the "
-                      "replaced-token head, the same size). With the generator it is pretrained with (12 blocks "
+                      "the released discriminator is the precise one (it puts a 65.8K pooler where this row has "
+                      "the 66.0K replaced-token head). With the generator it is pretrained with (12 blocks "
                       "of width 64, sharing the embeddings), the whole ELECTRA-small is 14.2M, which "
                       "`ctxlib.electra.Electra` builds"),
     FamilyMember("ELECTRA-base", BertConfig(), "replaced-token head", 110e6, "Clark et al. 2020",

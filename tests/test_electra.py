@@ -163,6 +163,11 @@ def test_book_electra_trains_scores_and_is_cached(tmp_path, monkeypatch):
     assert [s for s, _ in history.evaluations["heldout replaced_recall"]] == [2, 4]
     again, _, _ = book_electra(corpus, training, config)
     assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), again.state_dict().values()))
+    lighter, lighter_history, _ = book_electra(corpus, training, config, discriminator_weight=10.0,
+                                               generator_hidden_size=8)
+    assert lighter.discriminator_weight == 10.0 and lighter.generator.config.hidden_size == 8
+    torch.testing.assert_close(torch.tensor(lighter_history.train["loss"]),
+                               torch.tensor(lighter_history.train["MLM"]) + 10 * torch.tensor(lighter_history.train["Disc"]))
     heldout = heldout_batches(corpus, tokenizer, count=40, **ELECTRA_MASKING)
     # Only [MASK] replaces a selected token in the generator's input.
     selected = torch.cat([b["labels"][b["labels"] != IGNORE_INDEX] for b in heldout])

@@ -9,7 +9,9 @@ the weights and their gradients are allocated before the first step and the peak
 there (Linux's ``VmHWM``), so what the steps add on top of that baseline is the activations the
 backward pass needs.
 
-    python -m ctxlib.memory --hidden-size 384 --layers 6 --heads 12 --batch 16 --length 128 [--checkpointing] [--bf16]
+    python -m ctxlib.memory --config '{"hidden_size": 384, "num_attention_heads": 12}' --batch 16 [--bf16]
+
+(``--config``: ``BertConfig`` fields as JSON; also ``--length``, ``--steps``, ``--checkpointing``.)
 """
 
 from __future__ import annotations

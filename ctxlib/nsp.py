@@ -81,6 +81,11 @@ def contrast_pairs(documents: Sequence[Sequence[Sequence[int]]], topics: Sequenc
         raise ValueError(f"kind='other topic' needs documents on two topics, got only {list(by_topic)}")
     pairs = []
     for index, document in enumerate(documents):
+        # The documents B may come from, for the two kinds that draw it from another document.
+        if kind == "same topic":
+            pool = [j for j in by_topic[topics[index]] if j != index]
+        elif kind == "other topic":
+            pool = [j for j in range(len(documents)) if topics[j] != topics[index]]
         for i in range(len(document) - 1):
             if kind == "next":
                 b = document[i + 1]
@@ -90,9 +95,6 @@ def contrast_pairs(documents: Sequence[Sequence[Sequence[int]]], topics: Sequenc
                     continue  # a two-sentence document has no such B
                 b = document[rng.choice(others)]
             else:
-                same = kind == "same topic"
-                pool = ([j for j in by_topic[topics[index]] if j != index] if same
-                        else [j for j in range(len(documents)) if topics[j] != topics[index]])
                 if not pool:
                     continue  # the only document on its topic
                 b = rng.choice(documents[rng.choice(pool)])

@@ -18,7 +18,7 @@ import time
 import torch
 import transformers
 
-from ctxlib.pretrained import minilm, minilm_path
+from ctxlib.models.pretrained import minilm, minilm_path
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """Gradient checkpointing (and bf16) on a BERT-base shaped encoder: peak memory saved, time it costs.
 
-Each mode is measured by ``ctxlib.memory.step_cost`` in its own process, so the peak resident
+Each mode is measured by ``ctxlib.analysis.memory.step_cost`` in its own process, so the peak resident
 memory belongs to it alone; what the steps add above the weights and gradients is the
 activations the backward pass needs: all 12 blocks' without checkpointing, one block's (plus
 each block's input) with it. Prints each mode and the ratios to the plain fp32 step.
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import argparse
 
-from ctxlib.bert import BertConfig
-from ctxlib.memory import parameter_count, step_cost
+from ctxlib.analysis.memory import parameter_count, step_cost
+from ctxlib.models.bert import BertConfig
 
 
 def main() -> None:

@@ -4,7 +4,7 @@ Page 7.2 trains one ELECTRA (peak learning rate 1e-3, λ = 50, a one-block gener
 discriminator's width) for the compute of the mini-BERT's 1,500 steps and finds the MLM model
 ahead on both probes. This bench retrains ELECTRA with one setting changed at a time (the
 learning rate, λ, the paper's generator shape, three times the length) and prints, for each,
-its compute as a multiple of the mini-BERT's run (in FLOPs, ``ctxlib.memory.training_flops``),
+its compute as a multiple of the mini-BERT's run (in FLOPs, ``ctxlib.analysis.memory.training_flops``),
 the share of replacements its discriminator catches, and its top-layer probes as a ratio to the
 mini-BERT's. Each run is cached like the book's models; cold, the bench takes about 5 minutes
 on 2 cores.
@@ -18,14 +18,15 @@ import dataclasses
 
 import torch
 
-from ctxlib.bert import BertForPreTraining
-from ctxlib.bert_pretraining import BATCH_SIZE, book_bert, corpus_pairs, heldout_batches, pretraining_batches
-from ctxlib.corpus import load_corpus
-from ctxlib.electra import Electra
-from ctxlib.electra_pretraining import ELECTRA_MASKING, ELECTRA_TRAINING, book_electra, electra_scores
-from ctxlib.layer_probes import probe_scores, probe_tasks
-from ctxlib.memory import training_flops
-from ctxlib.occurrences import bert_word_vectors
+from ctxlib.analysis.layer_probes import probe_scores, probe_tasks
+from ctxlib.analysis.memory import training_flops
+from ctxlib.analysis.occurrences import bert_word_vectors
+from ctxlib.data.corpus import load_corpus
+from ctxlib.models.bert import BertForPreTraining
+from ctxlib.models.electra import Electra
+from ctxlib.studies.bert_pretraining import BATCH_SIZE, book_bert
+from ctxlib.studies.electra_pretraining import ELECTRA_MASKING, ELECTRA_TRAINING, book_electra, electra_scores
+from ctxlib.training.pretraining_data import corpus_pairs, heldout_batches, pretraining_batches
 
 VARIANTS = {
     "the book's ELECTRA": {},

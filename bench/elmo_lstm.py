@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import torch
 
-from ctxlib.elmo import BiLM, ElmoConfig, batch_to_ids
+from ctxlib.models.elmo import BiLM, ElmoConfig, batch_to_ids
 
 
 def median_time(fn: Callable[[], object], repeats: int) -> float:

@@ -22,10 +22,15 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from ctxlib.corpus import load_corpus  # noqa: E402
-from ctxlib.polysemy import PolysemyStudy  # noqa: E402
-from ctxlib.pretrained import minilm  # noqa: E402
-from ctxlib.widgets import attention_explorer, masking_explorer, polysemy_explorer, scaling_explorer  # noqa: E402
+from ctxlib.analysis.polysemy import PolysemyStudy  # noqa: E402
+from ctxlib.data.corpus import load_corpus  # noqa: E402
+from ctxlib.models.pretrained import minilm  # noqa: E402
+from ctxlib.viz.widgets import (  # noqa: E402
+    attention_explorer,
+    masking_explorer,
+    polysemy_explorer,
+    scaling_explorer,
+)
 
 BUDGET_S = 0.2
 
@@ -82,13 +87,13 @@ def polysemy_times(repeats: int) -> dict[str, list[float]]:
     words = itertools.cycle(study.words)
     results: dict[str, list[float]] = {}
     # Cold t-SNE first, before the background thread has filled the cache for these layers.
-    study._projection.cache_clear()
+    study.projection.cache_clear()
     word_box.value = "bank"
     method_box.value = "PCA"
     results["t-SNE, cold"] = []
     for layer in study.layer_names[1:1 + repeats]:
         layer_box.value = layer
-        study._projection.cache_clear()
+        study.projection.cache_clear()
         results["t-SNE, cold"].append(timed(set_value(method_box, "t-SNE")))
         method_box.value = "PCA"
     study.precompute_projections()

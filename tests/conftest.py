@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ctxlib.pretrained import minilm, minilm_path
+from ctxlib.models.pretrained import minilm, minilm_path
 
 
 @pytest.fixture(scope="session")

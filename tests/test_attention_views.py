@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from ctxlib.attention_scaling import scaling_study, softmax_jacobian_norm
-from ctxlib.attention_views import BERTVIZ_CDN_TO_VENDOR, head_statistics, offline_html
+from ctxlib.analysis.attention_scaling import scaling_study, softmax_jacobian_norm
+from ctxlib.analysis.attention_views import BERTVIZ_CDN_TO_VENDOR, head_statistics, offline_html
 
 
 def test_unscaled_score_variance_grows_as_d_k_and_scaling_keeps_it_at_one():

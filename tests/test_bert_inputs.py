@@ -1,11 +1,11 @@
-"""Bad input to ctxlib.bert gets a clear error naming the argument, the value and the limit."""
+"""Bad input to ctxlib.models.bert gets a clear error naming the argument, the value and the limit."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from ctxlib.bert import BertConfig, BertForPreTraining, BertModel
+from ctxlib.models.bert import BertConfig, BertForPreTraining, BertModel
 
 
 @pytest.fixture(scope="module")

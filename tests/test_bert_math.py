@@ -1,4 +1,4 @@
-"""Properties of the equations ctxlib.bert implements, checked by hand computation."""
+"""Properties of the equations ctxlib.models.bert implements, checked by hand computation."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from ctxlib.attention import MultiHeadSelfAttention, scaled_dot_product_attention
-from ctxlib.bert import BertConfig, BertForPreTraining, BertModel
+from ctxlib.layers.attention import MultiHeadSelfAttention, scaled_dot_product_attention
+from ctxlib.models.bert import BertConfig, BertForPreTraining, BertModel
 
 CONFIG = BertConfig(vocab_size=60, hidden_size=24, num_hidden_layers=2, num_attention_heads=3,
                     intermediate_size=40, max_position_embeddings=16, hidden_dropout_prob=0.0,

@@ -6,7 +6,7 @@ import pytest
 import torch
 import transformers
 
-from ctxlib.bert import BertConfig, BertForPreTraining, BertModel
+from ctxlib.models.bert import BertConfig, BertForPreTraining, BertModel
 
 TOL = 1e-5
 

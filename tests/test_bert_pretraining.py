@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-
 import pytest
 import torch
 
-from ctxlib.bert import BertConfig
-from ctxlib.bert_pretraining import (SPECIAL_TOKENS, book_bert, book_tokenizer, collate, corpus_pairs, fill_mask,
-                                     most_frequent_token_accuracy, pretraining_batch, pretraining_batches,
-                                     statically_masked)
-from ctxlib.corpus import generate_corpus
-from ctxlib.masking import IGNORE_INDEX
-from ctxlib.train import TrainConfig
+from ctxlib.analysis.mlm_scores import fill_mask, most_frequent_token_accuracy
+from ctxlib.data.corpus import generate_corpus
+from ctxlib.models.bert import BertConfig
+from ctxlib.objectives.masking import IGNORE_INDEX
+from ctxlib.studies.bert_pretraining import book_bert
+from ctxlib.training.loop import TrainConfig
+from ctxlib.training.pretraining_data import (SPECIAL_TOKENS, book_tokenizer, collate, corpus_pairs, pretraining_batch,
+                                              pretraining_batches, statically_masked)
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from ctxlib.corpus import Corpus, generate_corpus, load_corpus
+from ctxlib.data.corpus import Corpus, generate_corpus, load_corpus
 
 UPOS = {"NOUN", "VERB", "ADJ", "ADV", "PRON", "DET", "ADP", "AUX", "CCONJ", "SCONJ", "PART", "NUM", "PROPN", "PUNCT"}
 SENSES = {

@@ -7,7 +7,7 @@ import itertools
 import pytest
 import torch
 
-from ctxlib.crf import LinearChainCRF
+from ctxlib.layers.crf import LinearChainCRF
 
 
 def random_crf(num_tags: int, seed: int) -> LinearChainCRF:

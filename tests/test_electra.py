@@ -7,10 +7,10 @@ import math
 import pytest
 import torch
 
-from ctxlib.bert import BertConfig, BertModel
-from ctxlib.electra import (DISCRIMINATOR_WEIGHT, Electra, discriminator_loss, replaced_token_labels,
-                            sample_replacements)
-from ctxlib.masking import IGNORE_INDEX, mask_tokens
+from ctxlib.models.bert import BertConfig, BertModel
+from ctxlib.models.electra import (DISCRIMINATOR_WEIGHT, Electra, discriminator_loss, replaced_token_labels,
+                                   sample_replacements)
+from ctxlib.objectives.masking import IGNORE_INDEX, mask_tokens
 
 CONFIG = BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
                     max_position_embeddings=16)
@@ -146,10 +146,10 @@ def test_bad_input_is_named():
 
 
 def test_book_electra_trains_scores_and_is_cached(tmp_path, monkeypatch):
-    from ctxlib.bert_pretraining import book_tokenizer, heldout_batches
-    from ctxlib.corpus import generate_corpus
-    from ctxlib.electra_pretraining import ELECTRA_MASKING, book_electra, electra_scores
-    from ctxlib.train import TrainConfig
+    from ctxlib.data.corpus import generate_corpus
+    from ctxlib.studies.electra_pretraining import ELECTRA_MASKING, book_electra, electra_scores
+    from ctxlib.training.loop import TrainConfig
+    from ctxlib.training.pretraining_data import heldout_batches
 
     monkeypatch.setenv("CTXBOOK_CACHE", str(tmp_path))
     corpus = generate_corpus(num_documents=120, seed=3)

@@ -1,4 +1,4 @@
-"""ctxlib.elmo against AllenNLP's reference ELMo, and the pieces against hand computations."""
+"""ctxlib.models.elmo against AllenNLP's reference ELMo, and the pieces against hand computations."""
 
 from __future__ import annotations
 
@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from ctxlib.elmo import (BOS_IDS, EOS_IDS, BiLM, Elmo, ElmoConfig, ScalarMix, batch_to_ids,
-                         remove_sentence_boundaries, word_to_char_ids)
-from ctxlib.elmo import _reverse_padded
+from ctxlib.models.elmo import (BOS_IDS, EOS_IDS, BiLM, Elmo, ElmoConfig, ScalarMix, _reverse_padded, batch_to_ids,
+                                remove_sentence_boundaries, word_to_char_ids)
 
 FIXTURE = Path(__file__).parent / "fixtures" / "allennlp-elmo"
 
@@ -163,7 +162,7 @@ def test_bad_input(reference_elmo):
 
 @torch.no_grad()
 def test_elmo_word_vectors_are_the_layers_in_reading_order(reference_elmo):
-    from ctxlib.occurrences import elmo_word_vectors
+    from ctxlib.analysis.occurrences import elmo_word_vectors
 
     sentences = [["The", "bank", "."], ["A", "long", "river", "bank", "!"]]
     words = elmo_word_vectors(reference_elmo, sentences, batch_size=1)
@@ -174,7 +173,7 @@ def test_elmo_word_vectors_are_the_layers_in_reading_order(reference_elmo):
 
 
 def test_fit_scalar_mix_finds_the_informative_layer():
-    from ctxlib.scalar_mix import fit_scalar_mix
+    from ctxlib.analysis.scalar_mix_probe import fit_scalar_mix
 
     generator = torch.Generator().manual_seed(0)
     n, dim = 1200, 8
@@ -194,8 +193,8 @@ def test_scalar_mix_explorer_retrains_and_redraws():
     import matplotlib
 
     matplotlib.use("Agg")
-    from ctxlib.layer_probes import TokenTask
-    from ctxlib.widgets import scalar_mix_explorer
+    from ctxlib.analysis.layer_probes import TokenTask
+    from ctxlib.viz.widgets import scalar_mix_explorer
 
     generator = torch.Generator().manual_seed(0)
     labels = torch.randint(0, 3, (300,), generator=generator)

@@ -6,11 +6,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from ctxlib.corpus import Corpus, TaggedSentence
-from ctxlib.elmo import Elmo, ElmoConfig, batch_to_ids
-from ctxlib.elmo_downstream import DownstreamTagger, Setting, TaggingTask, accuracy, pos_task, train_downstream
-from ctxlib.train import TrainConfig, fit
-from ctxlib.vocabulary import Vocabulary
+from ctxlib.data.corpus import Corpus, TaggedSentence
+from ctxlib.data.vocabulary import Vocabulary
+from ctxlib.models.elmo import Elmo, ElmoConfig, batch_to_ids
+from ctxlib.studies.elmo_downstream import DownstreamTagger, Setting, TaggingTask, accuracy, pos_task, train_downstream
+from ctxlib.training.loop import TrainConfig, fit
 
 
 def sentence(tokens: str, pos: str, senses: tuple = ()) -> TaggedSentence:

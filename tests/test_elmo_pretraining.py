@@ -8,11 +8,11 @@ from dataclasses import asdict
 import pytest
 import torch
 
-from ctxlib.corpus import Corpus, TaggedSentence
-from ctxlib.elmo import BiLM, ElmoConfig
-from ctxlib.elmo_pretraining import BOOK_ELMO, book_elmo, lm_batches, perplexity
-from ctxlib.train import TrainConfig
-from ctxlib.vocabulary import Vocabulary
+from ctxlib.data.corpus import Corpus, TaggedSentence
+from ctxlib.data.vocabulary import Vocabulary
+from ctxlib.models.elmo import BiLM, ElmoConfig
+from ctxlib.studies.elmo_pretraining import BOOK_ELMO, book_elmo, lm_batches, perplexity
+from ctxlib.training.loop import TrainConfig
 
 SMALL = ElmoConfig(char_embedding_dim=4, filters=((1, 8), (2, 8), (3, 8)), n_highway=1, projection_dim=16,
                    cell_size=32, cell_clip=None, proj_clip=None)
@@ -70,8 +70,8 @@ def test_book_config_is_the_documented_size():
 
 
 def test_probe_tasks_cut_pos_and_sense_words_out_of_one_encoding():
-    from ctxlib.layer_probes import probe_tasks
-    from ctxlib.occurrences import OccurrenceVectors
+    from ctxlib.analysis.layer_probes import probe_tasks
+    from ctxlib.analysis.occurrences import OccurrenceVectors
 
     rng = random.Random(1)
     def sentence(i: int) -> TaggedSentence:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ctxlib.attention import MultiHeadSelfAttention, causal_bias
-from ctxlib.corpus import generate_corpus
-from ctxlib.extrapolation import SCHEMES, PositionalLM, extrapolation_study, word_stream
-from ctxlib.train import TrainConfig
-from ctxlib.vocabulary import Vocabulary
+from ctxlib.data.corpus import generate_corpus
+from ctxlib.data.vocabulary import Vocabulary
+from ctxlib.layers.attention import MultiHeadSelfAttention, causal_bias
+from ctxlib.studies.extrapolation import SCHEMES, PositionalLM, extrapolation_study, word_stream
+from ctxlib.training.loop import TrainConfig
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)

@@ -6,8 +6,8 @@ import pytest
 import torch
 import transformers
 
-from ctxlib.bert import BertConfig, BertForPreTraining, BertModel
-from ctxlib.family import FAMILY, count, matches_published
+from ctxlib.models.bert import BertConfig, BertForPreTraining, BertModel
+from ctxlib.studies.family import FAMILY, count, matches_published
 
 
 def reference_count(name: str) -> int:

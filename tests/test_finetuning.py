@@ -8,11 +8,10 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from ctxlib.finetuning import (TAGS, FineTuning, answer_scores, batches, encode, evaluate, fine_tune,
-                               task_labels)
-from ctxlib.heads import HeadOutput
-from ctxlib.masking import IGNORE_INDEX
-from ctxlib.tasks import load_task
+from ctxlib.data.tasks import load_task
+from ctxlib.models.heads import HeadOutput
+from ctxlib.objectives.masking import IGNORE_INDEX
+from ctxlib.studies.finetuning import TAGS, FineTuning, answer_scores, batches, encode, evaluate, fine_tune, task_labels
 
 
 @pytest.fixture(scope="module")

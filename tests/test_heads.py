@@ -8,10 +8,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from ctxlib.bert import BertConfig
-from ctxlib.heads import (BertForQuestionAnswering, BertForSequenceClassification, BertForTokenClassification,
-                          best_span, compact_labelled)
-from ctxlib.pretrained import minilm_path
+from ctxlib.models.bert import BertConfig
+from ctxlib.models.heads import (BertForQuestionAnswering, BertForSequenceClassification, BertForTokenClassification,
+                                 best_span, compact_labelled)
+from ctxlib.models.pretrained import minilm_path
 
 CONFIG = BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
                     max_position_embeddings=16, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ctxlib.long_range import RecallModel, forward_seconds, recall_accuracy, recall_batches
+from ctxlib.studies.long_range import RecallModel, forward_seconds, recall_accuracy, recall_batches
 
 
 def test_recall_batches_put_the_key_first():

@@ -8,8 +8,8 @@ import math
 import pytest
 import torch
 
-from ctxlib.masking import IGNORE_INDEX, Masker, mask_tokens, masking_counts, word_starts
-from ctxlib.pretrained import minilm_tokenizer
+from ctxlib.models.pretrained import minilm_tokenizer
+from ctxlib.objectives.masking import IGNORE_INDEX, Masker, mask_tokens, masking_counts, word_starts
 
 VOCAB, MASK = 1000, 103
 

@@ -6,8 +6,8 @@ import pytest
 import torch
 import transformers
 
-from ctxlib.bert import BertConfig
-from ctxlib.memory import parameter_count, step_cost
+from ctxlib.analysis.memory import parameter_count, step_cost
+from ctxlib.models.bert import BertConfig
 
 LARGE = BertConfig(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)
 
@@ -54,7 +54,7 @@ def test_bad_arguments_are_named():
 
 
 def test_training_flops_counts_forward_and_backward_matrix_products():
-    from ctxlib.memory import training_flops
+    from ctxlib.analysis.memory import training_flops
 
     layer = torch.nn.Linear(4, 3)
     x = torch.randn(5, 4, requires_grad=True)

@@ -6,9 +6,9 @@ import math
 import random
 
 import pytest
-import torch
 
-from ctxlib.nsp import NEXT, RANDOM, SentencePair, contrast_pairs, encode_pairs, sentence_pairs, truncate_pair
+from ctxlib.objectives.nsp import (NEXT, RANDOM, SentencePair, contrast_pairs, encode_pairs, sentence_pairs,
+                                   truncate_pair)
 
 CLS, SEP, PAD = 101, 102, 0
 

@@ -7,12 +7,12 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from ctxlib.bert import BertConfig, BertForPreTraining
-from ctxlib.bert_pretraining import book_tokenizer, document_ids
-from ctxlib.corpus import generate_corpus
-from ctxlib.heads import BertForSequenceClassification
-from ctxlib.nsp import NEXT, SentencePair, encode_pairs, sentence_pairs
-from ctxlib.nsp_topics import contrast_accuracy, minilm_nsp, nsp_probabilities, topic_matcher_accuracy
+from ctxlib.data.corpus import generate_corpus
+from ctxlib.models.bert import BertConfig, BertForPreTraining
+from ctxlib.models.heads import BertForSequenceClassification
+from ctxlib.objectives.nsp import NEXT, SentencePair, encode_pairs, sentence_pairs
+from ctxlib.studies.nsp_topics import contrast_accuracy, minilm_nsp, nsp_probabilities, topic_matcher_accuracy
+from ctxlib.training.pretraining_data import book_tokenizer, document_ids
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +89,7 @@ def test_minilm_nsp_trains_and_is_cached(small, tmp_path, monkeypatch):
 
 
 def test_empty_input_is_a_clear_error(small):
-    from ctxlib.bert_pretraining import collate
+    from ctxlib.training.pretraining_data import collate
 
     _, tokenizer = small
     with pytest.raises(ValueError, match="pairs is empty"):

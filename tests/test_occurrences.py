@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ctxlib.occurrences import occurrence_vectors
-from ctxlib.senses import find_occurrence
+from ctxlib.analysis.occurrences import occurrence_vectors
+from ctxlib.data.senses import find_occurrence
 
 
 @torch.no_grad()
@@ -38,7 +38,7 @@ def test_bad_input(minilm_pair):
 
 @torch.no_grad()
 def test_word_vectors_of_pretokenised_sentences_match_span_vectors(minilm_pair):
-    from ctxlib.occurrences import bert_word_vectors
+    from ctxlib.analysis.occurrences import bert_word_vectors
 
     model, tokenizer = minilm_pair
     words = ["The", "unbelievably", "calm", "bank", "."]

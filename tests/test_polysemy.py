@@ -7,9 +7,10 @@ import pytest
 
 matplotlib.use("Agg")
 
-from ctxlib import senses  # noqa: E402
-from ctxlib.polysemy import PolysemyStudy  # noqa: E402
-from ctxlib.widgets import polysemy_explorer  # noqa: E402
+from ctxlib.data import senses  # noqa: E402
+from ctxlib.analysis.polysemy import PolysemyStudy  # noqa: E402
+from ctxlib.viz.figures import draw_polysemy  # noqa: E402
+from ctxlib.viz.widgets import polysemy_explorer  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +42,8 @@ def test_explorer_redraws_on_every_control(study):
 
 def test_bad_settings_are_named(study):
     with pytest.raises(ValueError, match=r"word must be one of \['bank', 'seal'\], got 'bat'"):
-        study.draw("bat")
+        draw_polysemy(study, "bat")
     with pytest.raises(ValueError, match=r"layer must be one of .*got 'layer 7'"):
         polysemy_explorer(study, layer="layer 7")
     with pytest.raises(ValueError, match=r"method must be one of \['PCA', 't-SNE'\], got 'umap'"):
-        study.draw("bank", method="umap")
+        draw_polysemy(study, "bank", method="umap")

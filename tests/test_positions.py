@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from ctxlib.positions import alibi_bias, alibi_slopes, apply_rope, rope_frequencies, sinusoidal_positions
+from ctxlib.layers.positions import alibi_bias, alibi_slopes, apply_rope, rope_frequencies, sinusoidal_positions
 
 
 def test_sinusoidal_values_and_shift_by_rotation():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ctxlib.probe import loo_1nn_accuracy, separation_by_layer, silhouette
+from ctxlib.analysis.probe import loo_1nn_accuracy, separation_by_layer, silhouette
 
 
 def test_silhouette_by_hand():
@@ -58,7 +58,7 @@ def test_bad_input():
 
 
 def test_linear_probe_finds_linear_structure_and_not_noise():
-    from ctxlib.probe import linear_probe_accuracy
+    from ctxlib.analysis.probe import linear_probe_accuracy
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(600, 10))
@@ -72,7 +72,7 @@ def test_linear_probe_finds_linear_structure_and_not_noise():
 def test_nearest_neighbours_by_cosine():
     import torch
 
-    from ctxlib.neighbours import nearest
+    from ctxlib.analysis.neighbours import nearest
 
     table = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [-1.0, 0.1]])
     names = ["east", "north", "north-east", "west"]
@@ -85,7 +85,7 @@ def test_nearest_neighbours_by_cosine():
 
 
 def test_held_out_nearest_neighbour_accuracy():
-    from ctxlib.probe import nn_accuracy
+    from ctxlib.analysis.probe import nn_accuracy
 
     train = np.array([[1.0, 0.0], [0.0, 1.0]])
     test = np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]])

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from ctxlib.senses import SenseSentence, find_occurrence, load_sense_sentences, sense_words, senses
+from ctxlib.data.senses import SenseSentence, find_occurrence, load_sense_sentences, sense_words, senses
 
 REQUIRED_WORDS = ("bank", "run", "bat", "spring", "plant", "light")
 MIN_PER_SENSE = 12
@@ -20,7 +20,7 @@ def whole_word(word: str) -> re.Pattern[str]:
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    from ctxlib.pretrained import minilm_tokenizer
+    from ctxlib.models.pretrained import minilm_tokenizer
 
     return minilm_tokenizer()
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxlib.task_formats import check_bio, entity_f1, entity_spans, read_conll, read_squad
+from ctxlib.data.task_formats import check_bio, entity_f1, entity_spans, read_conll, read_squad
 
 SAMPLES = Path(__file__).parent / "fixtures" / "tasks"
 

@@ -7,10 +7,11 @@ from collections import Counter
 
 import pytest
 
-from ctxlib.corpus import TaggedSentence, load_corpus
-from ctxlib.task_formats import (LabelledText, QAExample, TaggedTokens, Answer, entity_spans, read_conll,
-                                 read_labelled_tsv, read_squad, write_conll, write_labelled_tsv, write_squad)
-from ctxlib.tasks import ENTITY_TYPES, QUESTIONS, entity_tags, generate_task, load_task, qa_examples, write_task_files
+from ctxlib.data.corpus import TaggedSentence, load_corpus
+from ctxlib.data.task_formats import (Answer, LabelledText, QAExample, TaggedTokens, entity_spans, read_conll,
+                                      read_labelled_tsv, read_squad, write_conll, write_labelled_tsv, write_squad)
+from ctxlib.data.tasks import (ENTITY_TYPES, QUESTIONS, entity_tags, generate_task, load_task, qa_examples,
+                               write_task_files)
 
 
 def _sentence(tokens: str, pos: str) -> TaggedSentence:
@@ -31,7 +32,7 @@ def test_entity_tags_by_hand():
 def test_shipped_files_are_what_the_generator_writes(tmp_path):
     write_task_files(load_corpus(), tmp_path)
     for task in ("topic", "ner", "qa"):
-        assert load_task(task) == load_task(task, tmp_path), f"ctxlib/data/tasks/{task}_* is stale: run write_task_files"
+        assert load_task(task) == load_task(task, tmp_path), f"ctxlib/data/task_files/{task}_* is stale: run write_task_files"
 
 
 def test_tasks_are_consistent_and_disjoint():

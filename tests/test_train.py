@@ -8,8 +8,8 @@ import pytest
 import torch
 from torch import nn
 
-from ctxlib.pretrained import cached_training
-from ctxlib.train import Diverged, TrainConfig, fit, parameter_groups, warmup_linear_decay
+from ctxlib.training.cache import cached_training
+from ctxlib.training.loop import Diverged, TrainConfig, fit, parameter_groups, warmup_linear_decay
 
 
 def regression_problem(seed: int = 0):
@@ -184,7 +184,7 @@ def test_cached_training_trains_once(tmp_path, monkeypatch):
 
 
 def test_gradient_checkpointing_gives_the_same_gradients_and_needs_support():
-    from ctxlib.bert import BertConfig, BertModel
+    from ctxlib.models.bert import BertConfig, BertModel
 
     config = BertConfig(vocab_size=40, hidden_size=16, num_hidden_layers=3, num_attention_heads=2,
                         intermediate_size=32, max_position_embeddings=12)

@@ -13,7 +13,6 @@ import re
 
 import pytest
 from bs4 import BeautifulSoup
-
 from test_rendered_pages import HTML, PAGES, _missing
 
 CHAPTERS = [page for page in PAGES if page.startswith("book/")]

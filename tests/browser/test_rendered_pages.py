@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from ctxlib.attention_views import BERTVIZ_CDN_TO_VENDOR, offline_html
+from ctxlib.analysis.attention_views import BERTVIZ_CDN_TO_VENDOR, offline_html
 
 REPO = Path(__file__).resolve().parents[2]
 HTML = Path(os.environ.get("CTXBOOK_HTML", REPO / "_build" / "html")).resolve()
@@ -56,7 +56,7 @@ ASSET_DIRS = {"_static", "_sources", "_images", "_downloads", "_panels_static", 
 RENDER_TIMEOUT_MS = 30_000
 
 # The self-test page: bertviz's own output, rewritten to the vendored d3/jQuery/require.js the
-# way a chapter does it (ctxlib.attention_views; bertviz 1.4.1 hard-codes cdnjs URLs). Served only by this test's
+# way a chapter does it (ctxlib.analysis.attention_views; bertviz 1.4.1 hard-codes cdnjs URLs). Served only by this test's
 # server, at a path in book/ like every chapter, so the relative paths resolve the same way.
 SELFTEST_BERTVIZ = "book/__selftest_bertviz.html"
 

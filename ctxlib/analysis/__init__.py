@@ -1,0 +1,1 @@
+"""Looking inside trained models: probes, occurrences, neighbours, attention statistics, costs, baselines."""

@@ -1,0 +1,84 @@
+"""What each layer holds: probing tasks on the book's corpus (notes §2.4, Peters et al. 2018 §5.3).
+
+Two tasks with exact labels, since the corpus grammar wrote them:
+
+* **part of speech** (syntax): a linear probe on every word's vector, Universal POS tags;
+* **word sense** (semantics): the occurrences of the ten ambiguous words, each labelled with
+  its sense; scored by held-out 1-nearest-neighbour accuracy, as Peters et al. score ELMo's
+  layers for word-sense disambiguation, and by a linear probe.
+
+The same sentences are encoded by any model (ELMo, BERT), so the layers can be compared side
+by side.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ctxlib.analysis.occurrences import OccurrenceVectors
+from ctxlib.analysis.probe import linear_probe_accuracy, nn_accuracy
+from ctxlib.data.corpus import Corpus, TaggedSentence
+
+Encoder = Callable[[Sequence[Sequence[str]]], OccurrenceVectors]
+
+
+@dataclass(frozen=True)
+class TokenTask:
+    """Vectors ``[L, N, H]`` of the words a task labels, for a training and a test set."""
+
+    name: str
+    layer_names: tuple[str, ...]
+    train_layers: torch.Tensor
+    train_labels: tuple[str, ...]
+    test_layers: torch.Tensor
+    test_labels: tuple[str, ...]
+
+
+def sample_sentences(sentences: Sequence[TaggedSentence], count: int, seed: int) -> list[TaggedSentence]:
+    """``count`` sentences that contain an ambiguous word, chosen reproducibly."""
+    with_sense = [s for s in sentences if any(s.senses)]
+    return random.Random(seed).sample(with_sense, min(count, len(with_sense)))
+
+
+def probe_tasks(encode: Encoder, corpus: Corpus, train_sentences: int = 700, test_sentences: int = 250,
+                max_pos_tokens: int = 2500, seed: int = 0) -> dict[str, TokenTask]:
+    """Encode sampled train and held-out sentences once; cut out the POS and sense tasks."""
+    rng = np.random.default_rng(seed)
+    splits = {}
+    for split, sentences, count in (("train", corpus.train, train_sentences), ("test", corpus.heldout, test_sentences)):
+        chosen = sample_sentences(sentences, count, seed)
+        vectors = encode([s.tokens for s in chosen])
+        pos = [tag for s in chosen for tag in s.pos]
+        senses = [sense for s in chosen for sense in s.senses]
+        # POS: a random subset of all words keeps the probe's cost bounded.
+        pos_index = np.sort(rng.permutation(len(pos))[:max_pos_tokens])
+        sense_index = np.array([i for i, sense in enumerate(senses) if sense is not None])
+        splits[split] = (vectors, pos, senses, pos_index, sense_index)
+    tasks = {}
+    for task, labels_at, index_at in (("part of speech", 1, 3), ("word sense", 2, 4)):
+        (train_v, *train_rest), (test_v, *test_rest) = splits["train"], splits["test"]
+        train_index, test_index = train_rest[index_at - 1], test_rest[index_at - 1]
+        tasks[task] = TokenTask(
+            task, train_v.layer_names,
+            train_v.vectors[:, train_index], tuple(train_rest[labels_at - 1][i] for i in train_index),
+            test_v.vectors[:, test_index], tuple(test_rest[labels_at - 1][i] for i in test_index),
+        )
+    return tasks
+
+
+def probe_scores(tasks: dict[str, TokenTask]) -> dict[str, list[float]]:
+    """Per layer: POS linear-probe accuracy, sense 1-NN accuracy and sense linear-probe accuracy."""
+    pos, sense = tasks["part of speech"], tasks["word sense"]
+    return {
+        "POS, linear probe": [linear_probe_accuracy(a, pos.train_labels, b, pos.test_labels)
+                              for a, b in zip(pos.train_layers, pos.test_layers)],
+        "sense, 1-NN": [nn_accuracy(a, sense.train_labels, b, sense.test_labels)
+                        for a, b in zip(sense.train_layers, sense.test_layers)],
+        "sense, linear probe": [linear_probe_accuracy(a, sense.train_labels, b, sense.test_labels)
+                                for a, b in zip(sense.train_layers, sense.test_layers)],
+    }

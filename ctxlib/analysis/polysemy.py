@@ -1,0 +1,71 @@
+"""Sense separation layer by layer: the analysis behind Chapter 1's polysemy explorer.
+
+For each ambiguous word of ``ctxlib.data.senses`` it gathers every occurrence's vectors at every
+layer (``ctxlib.analysis.occurrences``), scores how well the layers separate the senses
+(``ctxlib.analysis.probe``) and draws the picture (``ctxlib.viz.figures``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from ctxlib._checks import check_choice
+from ctxlib.analysis.occurrences import OccurrenceVectors, occurrence_vectors
+from ctxlib.analysis.probe import Separation, separation_by_layer
+from ctxlib.analysis.projection import PROJECTIONS, project_2d
+from ctxlib.data import senses as sense_data
+from ctxlib.models.bert import BertModel
+
+
+@dataclass(frozen=True)
+class WordSenses:
+    """One word's occurrences: their vectors at every layer, their sense labels, the scores."""
+
+    word: str
+    glosses: dict[str, str]
+    labels: tuple[str, ...]
+    texts: tuple[str, ...]
+    occurrences: OccurrenceVectors
+    separation: Separation
+
+
+class PolysemyStudy:
+    """All sense words encoded by one model; projections are computed once and kept."""
+
+    def __init__(self, model: BertModel, tokenizer, words: Sequence[str] | None = None) -> None:
+        self.words = tuple(words) if words is not None else sense_data.sense_words()
+        spans = [s for word in self.words for s in sense_data.load_sense_sentences(word)]
+        # One pass over all sentences: batching across words is what makes this fast.
+        vectors = occurrence_vectors(model, tokenizer, spans)
+        self.layer_names = vectors.layer_names
+        self.by_word: dict[str, WordSenses] = {}
+        for word in self.words:
+            chosen = [i for i, s in enumerate(spans) if s.word == word]
+            occ = OccurrenceVectors(vectors.layer_names, vectors.vectors[:, chosen])
+            labels = tuple(spans[i].sense for i in chosen)
+            self.by_word[word] = WordSenses(
+                word=word, glosses=sense_data.senses(word), labels=labels,
+                texts=tuple(spans[i].text for i in chosen), occurrences=occ,
+                separation=separation_by_layer(occ.vectors, labels, occ.layer_names),
+            )
+        # Projections are computed on first request and kept: the explorer redraws without recomputing.
+        self.projection = cache(self._project)
+
+    def _project(self, word: str, layer: str, method: str) -> np.ndarray:
+        return project_2d(self.by_word[word].occurrences.layer(layer), method)
+
+    def precompute_projections(self) -> None:
+        """Fill the projection cache for every word, layer and method."""
+        for word in self.words:
+            for layer in self.layer_names:
+                for method in PROJECTIONS:
+                    self.projection(word, layer, method)
+
+    def check(self, word: str, layer: str, method: str) -> None:
+        check_choice("word", word, self.words)
+        check_choice("layer", layer, self.layer_names)
+        check_choice("method", method, PROJECTIONS)

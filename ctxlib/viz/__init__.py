@@ -1,0 +1,1 @@
+"""Figures (matplotlib) and explorers (ipywidgets in a kernel, data for the static page)."""

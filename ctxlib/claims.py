@@ -1,0 +1,148 @@
+"""The book's measured claims: each comparison a page asserts, its margin, and its spread over seeds.
+
+A page states a finding about trained models or noisy scores ("the 80/10/10 model names the
+visible token far more often than the [MASK]-only one") with ``claim``: the comparison is checked
+against an explicit margin, printed beside its numbers and, once ``bench/robustness.py`` has
+re-executed the book under further seeds, beside the range the gap took over all of them.
+
+A finding that may not hold at another seed is not a finding. The rule the book keeps, checked by
+``tests/test_claims.py`` against the bench's record (``ctxlib/data/robustness.json``):
+
+- every asserted claim held at every seed the bench ran, by its margin;
+- its margin is at least the noise: the range (max − min over seeds) of either compared score;
+- a comparison smaller than that is shown with ``asserted=False`` and called within the noise.
+
+Seeds: a page reads ``book_seed()`` (``$CTXBOOK_SEED``, 0 in the book) and passes it to everything
+it trains or samples, so the bench can re-run the page at seeds 1, 2, 3 unchanged. Under the bench,
+``$CTXBOOK_CLAIMS`` names a JSON-lines file each claim is appended to, and a failing claim is
+recorded instead of raised, so one page run measures all of its claims.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import asdict, dataclass
+from functools import cache
+from importlib import resources
+from numbers import Real
+
+from ctxlib._checks import check_choice
+
+SEED_ENV = "CTXBOOK_SEED"
+RECORD_ENV = "CTXBOOK_CLAIMS"
+_RECORD_FILE = "robustness.json"
+_RELATIONS = (">", "<")
+
+
+def book_seed() -> int:
+    """The seed a page trains and samples with: ``$CTXBOOK_SEED``, or 0 (the book's own)."""
+    text = os.environ.get(SEED_ENV, "0")
+    if not text.isdigit():
+        raise ValueError(f"${SEED_ENV} must be a non-negative integer, got {text!r}")
+    return int(text)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """``left relation right`` by more than ``margin``: the gap is ``left − right`` for ">" and
+    ``right − left`` for "<", and the claim holds when the gap exceeds the margin."""
+
+    name: str
+    left: float
+    relation: str
+    right: float
+    margin: float
+    asserted: bool
+    seed: int
+
+    @property
+    def gap(self) -> float:
+        return self.left - self.right if self.relation == ">" else self.right - self.left
+
+    @property
+    def holds(self) -> bool:
+        return self.gap > self.margin
+
+
+@dataclass(frozen=True)
+class Spread:
+    """What the bench measured for one claim: the compared scores and the gap at each seed."""
+
+    seeds: tuple[int, ...]
+    left: tuple[float, ...]
+    right: tuple[float, ...]
+    gaps: tuple[float, ...]
+    margin: float
+
+    @property
+    def noise(self) -> float:
+        """The larger of the two scores' ranges over the seeds."""
+        return max(max(self.left) - min(self.left), max(self.right) - min(self.right))
+
+    @property
+    def held(self) -> int:
+        """At how many seeds the gap exceeded the margin."""
+        return sum(gap > self.margin for gap in self.gaps)
+
+
+def _number(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    return float(value)
+
+
+@cache
+def recorded_spreads() -> dict[str, Spread]:
+    """The spreads ``bench/robustness.py`` last wrote, by claim name (empty before its first run)."""
+    path = resources.files("ctxlib").joinpath("data", _RECORD_FILE)
+    if not path.is_file():
+        return {}
+    record = json.loads(path.read_text(encoding="utf-8"))
+    return {name: Spread(tuple(entry["seeds"]), tuple(entry["left"]), tuple(entry["right"]), tuple(entry["gaps"]),
+                         entry["margin"])
+            for name, entry in record["claims"].items()}
+
+
+def _describe(claim: Claim) -> str:
+    words = f"{claim.left:.4g} {claim.relation} {claim.right:.4g}"
+    if claim.margin:
+        words += f" by more than {claim.margin:.3g}"
+    spread = recorded_spreads().get(claim.name)
+    if spread is None:
+        over = "not yet measured over seeds"
+    else:
+        seeds = f"{min(spread.seeds)}–{max(spread.seeds)}"
+        over = (f"gap {min(spread.gaps):.3g} to {max(spread.gaps):.3g} over seeds {seeds} "
+                f"(noise {spread.noise:.3g}), held at {spread.held} of {len(spread.seeds)}")
+    if not claim.asserted:
+        return f"shown, within the noise: {claim.name}: {words}; {over}"
+    mark = "holds" if claim.holds else "FAILS"
+    return f"{mark}: {claim.name}: {words} (gap {claim.gap:.3g}); {over}"
+
+
+def claim(name: str, left: float, relation: str, right: float, *, margin: float = 0.0,
+          asserted: bool = True) -> Claim:
+    """Check that ``left`` is ``relation`` (">" or "<") ``right`` by more than ``margin``, print it
+    with its spread over seeds, and record it for the bench. ``asserted=False`` shows a comparison
+    the book does not claim (its gap is within the noise). Raises ``AssertionError`` when an
+    asserted claim fails, except under the bench, which records the failure instead."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"name must be a non-empty string, got {name!r}")
+    check_choice("relation", relation, _RELATIONS)
+    margin = _number("margin", margin)
+    if margin < 0:
+        raise ValueError(f"margin must be ≥ 0, got {margin}")
+    result = Claim(name, _number("left", left), relation, _number("right", right), margin, bool(asserted), book_seed())
+    print(_describe(result))
+    record = os.environ.get(RECORD_ENV)
+    if record:
+        with open(record, "a", encoding="utf-8") as file:
+            file.write(json.dumps(asdict(result)) + "\n")
+    elif result.asserted and not result.holds:
+        raise AssertionError(f"{name}: {left} {relation} {right} by more than {margin} does not hold "
+                             f"(gap {result.gap:.4g})")
+    return result

@@ -1,0 +1,98 @@
+"""ctxlib.claims: the comparison rule, the bench's record mode, and the record against the book."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from ctxlib import claims
+from ctxlib.claims import Spread, book_seed, claim, recorded_spreads
+
+BOOK = Path(__file__).resolve().parents[1] / "book"
+# claim("name", ... in a page's code: the names the book asserts or shows.
+CLAIM_NAME = re.compile(r"""\bclaim\(\s*(?:f?)(["'])(.+?)\1""")
+
+
+def test_gap_and_margin_by_hand(monkeypatch):
+    monkeypatch.delenv(claims.RECORD_ENV, raising=False)
+    result = claim("higher", 0.9, ">", 0.6, margin=0.2)
+    assert result.gap == pytest.approx(0.3) and result.holds
+    result = claim("lower", 10.0, "<", 12.5, margin=2.0)
+    assert result.gap == pytest.approx(2.5) and result.holds
+    with pytest.raises(AssertionError, match=r"higher by more: 0.9 > 0.6 by more than 0.4 does not hold"):
+        claim("higher by more", 0.9, ">", 0.6, margin=0.4)
+    # Equal to the margin is not more than the margin.
+    with pytest.raises(AssertionError):
+        claim("exactly the margin", 1.5, ">", 1.0, margin=0.5)
+    shown = claim("within the noise", 0.50, ">", 0.51, asserted=False)
+    assert not shown.holds and not shown.asserted
+
+
+def test_under_the_bench_claims_are_recorded_not_raised(monkeypatch, tmp_path, capsys):
+    record = tmp_path / "claims.jsonl"
+    monkeypatch.setenv(claims.RECORD_ENV, str(record))
+    monkeypatch.setenv(claims.SEED_ENV, "3")
+    claim("fails here", 0.1, ">", 0.2)
+    claim("holds here", 0.3, "<", 0.5, margin=0.1)
+    lines = [json.loads(line) for line in record.read_text().splitlines()]
+    assert [(line["name"], line["seed"], line["left"], line["right"]) for line in lines] == [
+        ("fails here", 3, 0.1, 0.2), ("holds here", 3, 0.3, 0.5)]
+    assert "FAILS: fails here" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"relation": ">="}, ValueError, r"relation must be one of \['>', '<'\], got '>='"),
+    ({"left": float("nan")}, ValueError, "left must be finite, got nan"),
+    ({"right": "0.5"}, TypeError, "right must be a number, got str '0.5'"),
+    ({"margin": -0.1}, ValueError, "margin must be ≥ 0, got -0.1"),
+    ({"name": " "}, ValueError, "name must be a non-empty string"),
+])
+def test_bad_claims_are_named(kwargs, error, message):
+    arguments = {"name": "a claim", "left": 1.0, "relation": ">", "right": 0.0, **kwargs}
+    with pytest.raises(error, match=message):
+        claim(**arguments)
+
+
+def test_seed_comes_from_the_environment(monkeypatch):
+    monkeypatch.delenv(claims.SEED_ENV, raising=False)
+    assert book_seed() == 0
+    monkeypatch.setenv(claims.SEED_ENV, "2")
+    assert book_seed() == 2
+    monkeypatch.setenv(claims.SEED_ENV, "-1")
+    with pytest.raises(ValueError, match=r"\$CTXBOOK_SEED must be a non-negative integer, got '-1'"):
+        book_seed()
+
+
+def test_spread_noise_is_the_larger_range():
+    spread = Spread(seeds=(0, 1, 2), left=(0.8, 0.7, 0.75), right=(0.5, 0.52, 0.49), gaps=(0.3, 0.18, 0.26),
+                    margin=0.2)
+    assert spread.noise == pytest.approx(0.1) and spread.held == 2
+
+
+def book_claims() -> dict[str, str]:
+    names: dict[str, str] = {}
+    for page in sorted(BOOK.glob("*.md")):
+        for _, name in CLAIM_NAME.findall(page.read_text(encoding="utf-8")):
+            assert name not in names, f"claim {name!r} is made on {names[name]} and {page.name}: names must be unique"
+            names[name] = page.name
+    return names
+
+
+def test_every_claim_in_the_book_held_at_every_seed_by_more_than_the_noise():
+    """The record bench/robustness.py wrote covers every claim the pages make, each asserted one
+    held at every seed, and its margin is at least the noise (rerun the bench after changing a claim)."""
+    spreads = recorded_spreads()
+    names = book_claims()
+    missing = sorted(set(names) - set(spreads))
+    assert not missing, f"claims never run by bench/robustness.py --write: {missing}"
+    record = json.loads((Path(claims.__file__).parent / "data" / "robustness.json").read_text())
+    assert len(record["seeds"]) >= 4
+    for name in names:
+        entry, spread = record["claims"][name], spreads[name]
+        assert sorted(spread.seeds) == sorted(record["seeds"]), name
+        if entry["asserted"]:
+            assert spread.held == len(spread.seeds), f"{name}: held at {spread.held} of {len(spread.seeds)} seeds"
+            assert spread.margin >= spread.noise, f"{name}: margin {spread.margin} below the noise {spread.noise}"

@@ -225,7 +225,7 @@ class BertLayer(nn.Module):
         self, hidden: torch.Tensor, bias: torch.Tensor | None, need_weights: bool,
         real: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """``real`` (``[B, T]`` bool) marks the tokens that are not padding, if any are."""
+        """``real`` (``[B, T]`` bool) marks the tokens that are not padding, when a mask was given."""
         attended, probs = self.attention(hidden, bias, need_weights)
         if real is None:
             return self.output(self.intermediate(attended), attended), probs
@@ -351,7 +351,13 @@ def validate_inputs(
     attention_mask: torch.Tensor | None,
     token_type_ids: torch.Tensor | None,
 ) -> None:
-    """Reject what BERT cannot encode, naming the argument, the value and the limit."""
+    """Reject what BERT cannot encode, naming the argument, the value and the limit.
+
+    Types and shapes are checked always. The values (ids in range, a 0/1 mask with a token in
+    every row) are checked only when the model runs eagerly: a graph being captured for export
+    (``torch.export``, ``torch.jit.trace``) has symbols, not values, and a Python ``if`` on them
+    would either fail or bake the example's answer into the graph. The exported graph keeps its
+    own guard: an out-of-range id fails its embedding lookup (ONNX ``Gather``)."""
     check_index_tensor("input_ids", input_ids, ndim=2)
     batch, length = input_ids.shape
     if batch == 0 or length == 0:
@@ -363,18 +369,20 @@ def validate_inputs(
             f"{config.max_position_embeddings}: BERT's learned absolute position table has no row "
             "past its last position and cannot extrapolate; truncate or split the text into windows"
         )
+    for name, ids in (("attention_mask", attention_mask), ("token_type_ids", token_type_ids)):
+        if ids is not None:
+            check_index_tensor(name, ids, ndim=2)
+            check_same_shape(name, ids, "input_ids", input_ids)
+    if torch.compiler.is_compiling() or torch.jit.is_tracing():
+        return
     check_values_below("input_ids", input_ids, config.vocab_size, "vocab_size")
     if attention_mask is not None:
-        check_index_tensor("attention_mask", attention_mask, ndim=2)
-        check_same_shape("attention_mask", attention_mask, "input_ids", input_ids)
         check_values_below("attention_mask", attention_mask, 2, "2 (a 0/1 mask)")
         empty = ~attention_mask.bool().any(dim=1)
         if bool(empty.any()):
             raise ValueError(f"attention_mask row {int(empty.nonzero()[0])} is all zeros: "
                              "that sequence has no token to attend to")
     if token_type_ids is not None:
-        check_index_tensor("token_type_ids", token_type_ids, ndim=2)
-        check_same_shape("token_type_ids", token_type_ids, "input_ids", input_ids)
         check_values_below("token_type_ids", token_type_ids, config.type_vocab_size, "type_vocab_size")
 
 
@@ -412,8 +420,9 @@ class BertModel(BertPreTrainedModel):
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
         hidden = self.embeddings(input_ids, token_type_ids)
-        # A mask without padding changes nothing; dropping it lets attention skip the bias.
-        real = None if attention_mask is None or bool(attention_mask.all()) else attention_mask.bool()
+        # A given mask is always applied, padded or not: the graph then depends on the inputs'
+        # shapes only, never on their values, so an exported graph keeps the mask as an input.
+        real = None if attention_mask is None else attention_mask.bool()
         bias = None if real is None else padding_bias(attention_mask, hidden.dtype)
         if causal:
             future = causal_bias(input_ids.size(1), hidden.dtype).to(hidden.device)

@@ -29,6 +29,7 @@ BOOK_TRAINING = TrainConfig(steps=250, lr=6e-3, weight_decay=0.01, warmup_fracti
                             eval_every=50, description="ELMo biLM")
 BATCH_SIZE = 48
 MIN_COUNT = 2  # words seen once stay <unk> in the softmax, as rare words do in a real LM
+HELDOUT_SENTENCES = 500  # held-out perplexity is measured on the first 500 held-out sentences
 
 
 LMBatch = tuple[torch.Tensor, torch.Tensor]
@@ -64,6 +65,11 @@ def perplexity(model: BiLM, sentences: Sequence[Sequence[str]], vocab: Vocabular
     return {name: math.exp(total / tokens) for name, total in totals.items()}
 
 
+def heldout_sentences(corpus: Corpus) -> list[tuple[str, ...]]:
+    """The held-out sentences ``book_elmo`` measures perplexity on (and its baselines must too)."""
+    return [s.tokens for s in corpus.heldout][:HELDOUT_SENTENCES]
+
+
 def book_elmo(corpus: Corpus | None = None, training: TrainConfig = BOOK_TRAINING,
               config: ElmoConfig = BOOK_ELMO) -> tuple[Elmo, History, Vocabulary]:
     """The small ELMo the book pretrains: trained on first use, then loaded from the cache.
@@ -74,7 +80,7 @@ def book_elmo(corpus: Corpus | None = None, training: TrainConfig = BOOK_TRAININ
     """
     corpus = corpus or load_corpus()
     train_sentences = [s.tokens for s in corpus.train]
-    heldout = [s.tokens for s in corpus.heldout][:500]
+    heldout = heldout_sentences(corpus)
     vocab = Vocabulary(corpus.vocabulary(min_count=MIN_COUNT))
     config = ElmoConfig(**{**asdict(config), "vocab_size": len(vocab)})
 

@@ -200,8 +200,9 @@ def test_scalar_mix_explorer_retrains_and_redraws():
     labels = torch.randint(0, 3, (300,), generator=generator)
     layers = torch.stack([torch.randn(300, 8, generator=generator),
                           torch.nn.functional.one_hot(labels, 8).float() + 0.1 * torch.randn(300, 8, generator=generator)])
+    words = tuple(f"w{i}" for i in range(300))
     task = TokenTask("toy", ("layer 0", "layer 1"), layers[:, :200], tuple(labels[:200].tolist()),
-                     layers[:, 200:], tuple(labels[200:].tolist()))
+                     layers[:, 200:], tuple(labels[200:].tolist()), words[:200], words[200:])
     box = scalar_mix_explorer({"toy": task}, steps=50)
     (lr_box, _steps, button), image = box.children[0].children, box.children[1]
     before = bytes(image.value)

@@ -29,7 +29,8 @@ Encoder = Callable[[Sequence[Sequence[str]]], OccurrenceVectors]
 
 @dataclass(frozen=True)
 class TokenTask:
-    """Vectors ``[L, N, H]`` of the words a task labels, for a training and a test set."""
+    """Vectors ``[L, N, H]`` of the words a task labels, for a training and a test set, with the
+    words themselves (what the static baselines of ``ctxlib.analysis.baselines`` look up)."""
 
     name: str
     layer_names: tuple[str, ...]
@@ -37,6 +38,8 @@ class TokenTask:
     train_labels: tuple[str, ...]
     test_layers: torch.Tensor
     test_labels: tuple[str, ...]
+    train_words: tuple[str, ...]
+    test_words: tuple[str, ...]
 
 
 def sample_sentences(sentences: Sequence[TaggedSentence], count: int, seed: int) -> list[TaggedSentence]:
@@ -53,20 +56,23 @@ def probe_tasks(encode: Encoder, corpus: Corpus, train_sentences: int = 700, tes
     for split, sentences, count in (("train", corpus.train, train_sentences), ("test", corpus.heldout, test_sentences)):
         chosen = sample_sentences(sentences, count, seed)
         vectors = encode([s.tokens for s in chosen])
+        words = [token for s in chosen for token in s.tokens]
         pos = [tag for s in chosen for tag in s.pos]
         senses = [sense for s in chosen for sense in s.senses]
         # POS: a random subset of all words keeps the probe's cost bounded.
         pos_index = np.sort(rng.permutation(len(pos))[:max_pos_tokens])
         sense_index = np.array([i for i, sense in enumerate(senses) if sense is not None])
-        splits[split] = (vectors, pos, senses, pos_index, sense_index)
+        splits[split] = {"vectors": vectors, "words": words, "labels": {"part of speech": pos, "word sense": senses},
+                         "index": {"part of speech": pos_index, "word sense": sense_index}}
     tasks = {}
-    for task, labels_at, index_at in (("part of speech", 1, 3), ("word sense", 2, 4)):
-        (train_v, *train_rest), (test_v, *test_rest) = splits["train"], splits["test"]
-        train_index, test_index = train_rest[index_at - 1], test_rest[index_at - 1]
+    for task in ("part of speech", "word sense"):
+        train, test = splits["train"], splits["test"]
+        train_index, test_index = train["index"][task], test["index"][task]
         tasks[task] = TokenTask(
-            task, train_v.layer_names,
-            train_v.vectors[:, train_index], tuple(train_rest[labels_at - 1][i] for i in train_index),
-            test_v.vectors[:, test_index], tuple(test_rest[labels_at - 1][i] for i in test_index),
+            task, train["vectors"].layer_names,
+            train["vectors"].vectors[:, train_index], tuple(train["labels"][task][i] for i in train_index),
+            test["vectors"].vectors[:, test_index], tuple(test["labels"][task][i] for i in test_index),
+            tuple(train["words"][i] for i in train_index), tuple(test["words"][i] for i in test_index),
         )
     return tasks
 

@@ -8,7 +8,9 @@ Two small encoders of about the same size read the same token sequences:
 ``forward_seconds`` times one forward pass as the sequence grows: the LSTM's T steps run one
 after another, attention's run at once. ``recall_accuracy`` trains each encoder on a synthetic
 task whose answer sits T tokens away from where it must be read out: the first token is a key
-(one of two), the rest is noise, and the label is the key, predicted from the last position.
+(one of two), the rest is noise, and the label is the key, predicted from the last position. The
+noise is drawn from the same ids as the keys, so the key is told apart by its position alone:
+attention cannot find it by what it is, only by where it is.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from ctxlib.models.elmo import ProjectedLSTM
 from ctxlib.training.loop import TrainConfig, fit
 
 ENCODERS = ("BiLSTM", "self-attention")
-VOCAB = 16  # ids 1 and 2 are the keys, 3..15 noise; 0 is unused (BERT's padding id)
+VOCAB = 16  # ids 1 and 2 are the keys, 1..15 the noise; 0 is unused (BERT's padding id)
 DIM = 64
 
 
@@ -61,11 +63,12 @@ class RecallModel(nn.Module):
 
 
 def recall_batches(length: int, batch_size: int, seed: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """Endless batches of ``(ids [B, length], key [B])``: the key token first, noise after it."""
+    """Endless batches of ``(ids [B, length], key [B])``: the key token first, noise after it. The
+    noise includes the key ids, so only the position says which token is the key."""
     generator = torch.Generator().manual_seed(seed)
     while True:
         keys = torch.randint(0, 2, (batch_size,), generator=generator)
-        ids = torch.randint(3, VOCAB, (batch_size, length), generator=generator)
+        ids = torch.randint(1, VOCAB, (batch_size, length), generator=generator)
         ids[:, 0] = keys + 1
         yield ids, keys
 

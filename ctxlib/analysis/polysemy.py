@@ -1,8 +1,9 @@
 """Sense separation layer by layer: the analysis behind Chapter 1's polysemy explorer.
 
-For each ambiguous word of ``ctxlib.data.senses`` it gathers every occurrence's vectors at every
-layer (``ctxlib.analysis.occurrences``), scores how well the layers separate the senses
-(``ctxlib.analysis.probe``) and draws the picture (``ctxlib.viz.figures``).
+For each ambiguous word of a sense source, the book's own sentences (``ctxlib.data.senses``) or
+WordNet's example sentences (``ctxlib.data.wordnet``, words such as "bank.n"), it gathers every
+occurrence's vectors at every layer (``ctxlib.analysis.occurrences``) and scores how well the
+layers separate the senses (``ctxlib.analysis.probe``); ``ctxlib.viz.figures`` draws the picture.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Protocol
 
 import numpy as np
 
@@ -18,7 +20,19 @@ from ctxlib.analysis.occurrences import OccurrenceVectors, occurrence_vectors
 from ctxlib.analysis.probe import Separation, separation_by_layer
 from ctxlib.analysis.projection import PROJECTIONS, project_2d
 from ctxlib.data import senses as sense_data
+from ctxlib.data.senses import SenseSentence
 from ctxlib.models.bert import BertModel
+
+
+class SenseSource(Protocol):
+    """Where sense-labelled sentences come from. The modules ``ctxlib.data.senses`` (the book's
+    sentences) and ``ctxlib.data.wordnet`` (WordNet 3.0's examples) both provide it."""
+
+    def sense_words(self) -> tuple[str, ...]: ...
+
+    def senses(self, word: str) -> dict[str, str]: ...
+
+    def load_sense_sentences(self, word: str | None = None) -> list[SenseSentence]: ...
 
 
 @dataclass(frozen=True)
@@ -34,11 +48,13 @@ class WordSenses:
 
 
 class PolysemyStudy:
-    """All sense words encoded by one model; projections are computed once and kept."""
+    """All sense words of ``source`` (or the chosen ``words``) encoded by one model; projections
+    are computed once and kept."""
 
-    def __init__(self, model: BertModel, tokenizer, words: Sequence[str] | None = None) -> None:
-        self.words = tuple(words) if words is not None else sense_data.sense_words()
-        spans = [s for word in self.words for s in sense_data.load_sense_sentences(word)]
+    def __init__(self, model: BertModel, tokenizer, words: Sequence[str] | None = None,
+                 source: SenseSource = sense_data) -> None:
+        self.words = tuple(words) if words is not None else source.sense_words()
+        spans = [s for word in self.words for s in source.load_sense_sentences(word)]
         # One pass over all sentences: batching across words is what makes this fast.
         vectors = occurrence_vectors(model, tokenizer, spans)
         self.layer_names = vectors.layer_names
@@ -48,7 +64,7 @@ class PolysemyStudy:
             occ = OccurrenceVectors(vectors.layer_names, vectors.vectors[:, chosen])
             labels = tuple(spans[i].sense for i in chosen)
             self.by_word[word] = WordSenses(
-                word=word, glosses=sense_data.senses(word), labels=labels,
+                word=word, glosses=source.senses(word), labels=labels,
                 texts=tuple(spans[i].text for i in chosen), occurrences=occ,
                 separation=separation_by_layer(occ.vectors, labels, occ.layer_names),
             )

@@ -6,7 +6,8 @@ Two scores, both computed on cosine distance, the geometry contextual vectors ar
   distance to its own group and ``b`` to the nearest other group, averaged; 1 is perfectly
   separated, 0 is overlapping;
 * leave-one-out 1-nearest-neighbour accuracy: how often a point's nearest other point carries
-  its label. It is the retrieval test Peters et al. (2018, §5.3) use for word senses.
+  its label. Peters et al. (2018, §5.3) compare a test occurrence with sense *centroids* from
+  training data instead, not with single occurrences: that protocol is ``ctxlib.analysis.wsd``.
 
 Both accept ``[N, H]`` arrays and ``[L, N, H]`` stacks of layers.
 """
@@ -20,8 +21,9 @@ import numpy as np
 import torch
 from sklearn.metrics import pairwise_distances, silhouette_score
 
-# Distances closer than this count as ties; identical vectors give exactly equal distances.
-_TIE = 1e-9
+# Distances closer than this count as ties; identical vectors give exactly equal distances
+# (ctxlib.analysis.wsd breaks ties between sense centroids with the same tolerance).
+TIE_TOLERANCE = 1e-9
 
 
 def _as_array(vectors: np.ndarray | torch.Tensor, labels: Sequence[object], ndim: int) -> tuple[np.ndarray, np.ndarray]:
@@ -52,7 +54,7 @@ def loo_1nn_accuracy(vectors: np.ndarray | torch.Tensor, labels: Sequence[object
     array, labels = _as_array(vectors, labels, 2)
     distances = pairwise_distances(array, metric="cosine")
     np.fill_diagonal(distances, np.inf)
-    nearest = distances <= distances.min(axis=1, keepdims=True) + _TIE
+    nearest = distances <= distances.min(axis=1, keepdims=True) + TIE_TOLERANCE
     same = labels[:, None] == labels[None, :]
     return float(np.mean((nearest & same).sum(axis=1) / nearest.sum(axis=1)))
 
@@ -70,21 +72,28 @@ class Separation:
         return self.layer_names[int(np.argmax(self.nn_accuracy))]
 
 
+def loo_chance(labels: Sequence[object]) -> float:
+    """The leave-one-out 1-NN accuracy of identical vectors, ``sum_k n_k (n_k - 1) / (N (N - 1))``
+    for groups of sizes ``n_k``: the expected agreement with a random other point."""
+    _, counts = np.unique(np.asarray(labels), return_counts=True)
+    total = int(counts.sum())
+    if total < 2:
+        raise ValueError(f"labels must hold at least two entries, got {total}")
+    return float(np.sum(counts * (counts - 1)) / (total * (total - 1)))
+
+
 def separation_by_layer(
     layers: np.ndarray | torch.Tensor, labels: Sequence[object], layer_names: Sequence[str]
 ) -> Separation:
-    """Both scores for every layer of an ``[L, N, H]`` stack, plus the 1-NN chance level
-    (the accuracy of identical vectors: expected agreement with a random other point)."""
+    """Both scores for every layer of an ``[L, N, H]`` stack, plus the 1-NN chance level."""
     array, labels_array = _as_array(layers, labels, 3)
     if len(layer_names) != array.shape[0]:
         raise ValueError(f"layer_names must name each of the {array.shape[0]} layers, got {len(layer_names)}")
-    _, counts = np.unique(labels_array, return_counts=True)
-    chance = float(np.sum(counts * (counts - 1)) / (len(labels_array) * (len(labels_array) - 1)))
     return Separation(
         layer_names=tuple(layer_names),
         silhouette=tuple(silhouette(layer, labels_array) for layer in array),
         nn_accuracy=tuple(loo_1nn_accuracy(layer, labels_array) for layer in array),
-        chance=chance,
+        chance=loo_chance(labels_array),
     )
 
 
@@ -108,8 +117,8 @@ def linear_probe_accuracy(train_x: np.ndarray | torch.Tensor, train_y: Sequence[
 def nn_accuracy(train_x: np.ndarray | torch.Tensor, train_y: Sequence[object],
                 test_x: np.ndarray | torch.Tensor, test_y: Sequence[object]) -> float:
     """Held-out 1-nearest-neighbour accuracy on cosine distance: each test vector takes the
-    label of its nearest training vector. Peters et al. (2018, §5.3) disambiguate word senses
-    this way, with no trained parameters at all."""
+    label of its nearest training vector: no trained parameters at all. (Peters et al. 2018,
+    §5.3, take the nearest sense *centroid* instead: ``ctxlib.analysis.wsd``.)"""
     train, train_labels = _as_array(train_x, train_y, 2)
     test, test_labels = _as_array(test_x, test_y, 2)
     nearest = pairwise_distances(test, train, metric="cosine").argmin(axis=1)

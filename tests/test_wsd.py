@@ -18,7 +18,8 @@ import torch
 from ctxlib.analysis.occurrences import OccurrenceVectors
 from ctxlib.analysis.polysemy import PolysemyStudy
 from ctxlib.analysis.probe import nn_accuracy, separation_by_layer
-from ctxlib.analysis.wsd import Prediction, nearest_sense, sense_centroids, split_by_sense, wordnet_wsd, wsd_by_layer
+from ctxlib.analysis.wsd import (Prediction, centroid_scores, nearest_sense, sense_centroids, split_by_sense,
+                                 wordnet_wsd, wsd_by_layer)
 from ctxlib.data import wordnet
 from ctxlib.data.senses import SenseSentence
 
@@ -63,6 +64,16 @@ def test_test_occurrences_go_to_the_nearest_centroid_not_the_nearest_single_occu
     assert nn_accuracy(train, ["a", "a", "b"], test, ["a", "b"]) == 1.0
     centroids = sense_centroids(train, ["w.n"] * 3, ["a", "a", "b"])
     assert nearest_sense(centroids, test, ["w.n"] * 2, {"w.n": "a"}) == [Prediction(("b",), False)] * 2
+
+
+def test_centroid_scores_on_a_given_split_by_hand():
+    # w.n: a at 0°, b at 90°; tests at 10° (a: right), 80° (gold a: wrong); u.v unseen, falls
+    # back to u.v.01 (right); t.n's two senses have equal centroids (a tie: 1/2).
+    train = np.stack([unit(0), unit(90), unit(45), unit(45)])
+    scores = centroid_scores(train, ["w.n", "w.n", "t.n", "t.n"], ["a", "b", "c", "d"],
+                             np.stack([unit(10), unit(80), unit(30), unit(7)]), ["w.n", "w.n", "u.v", "t.n"],
+                             ["a", "a", "u.v.01", "d"], {"w.n": "b", "u.v": "u.v.01", "t.n": "c"})
+    np.testing.assert_allclose(scores, [1.0, 0.0, 1.0, 0.5])
 
 
 def test_a_lemma_unseen_in_training_falls_back_to_its_first_sense():
@@ -143,6 +154,7 @@ def test_split_is_by_sense_seeded_and_keeps_single_occurrences_in_training():
     (lambda: split_by_sense(["a", "b"], ["s"], 0.5, 0), ValueError),
     (lambda: sense_centroids(np.ones((3, 2)), ["a"] * 2, ["s"] * 2), ValueError),
     (lambda: nearest_sense({}, np.ones((1, 2)), ["a"], {}), ValueError),
+    (lambda: centroid_scores(np.ones((1, 2)), ["a"], ["s"], np.ones((1, 2)), ["a"], [], {"a": "s"}), ValueError),
 ])
 def test_bad_input_is_a_named_error(call, error):
     with pytest.raises(error):

@@ -116,6 +116,19 @@ def nearest_sense(centroids: Mapping[str, tuple[tuple[str, ...], np.ndarray]], v
     return predictions
 
 
+def centroid_scores(train_vectors: np.ndarray | torch.Tensor, train_lemmas: Sequence[str], train_senses: Sequence[str],
+                    test_vectors: np.ndarray | torch.Tensor, test_lemmas: Sequence[str], test_senses: Sequence[str],
+                    first_sense: Mapping[str, str]) -> np.ndarray:
+    """Steps 1-3 on a given split: per test occurrence, 1 if the nearest centroid (or the
+    fallback) is its sense, 0 if not, 1/k if its sense is among k tied centroids."""
+    if len(test_lemmas) != len(test_senses):
+        raise ValueError(f"test_lemmas and test_senses must have one entry per occurrence, got "
+                         f"{len(test_lemmas)} and {len(test_senses)}")
+    centroids = sense_centroids(train_vectors, train_lemmas, train_senses)
+    predictions = nearest_sense(centroids, test_vectors, test_lemmas, first_sense)
+    return np.array([p.score(g) for p, g in zip(predictions, test_senses)])
+
+
 @dataclass(frozen=True)
 class WSDResult:
     """Per layer (in the order of ``layer_names``): centroid 1-NN accuracy on the test split, its
@@ -168,9 +181,8 @@ def wsd_by_layer(occurrences: OccurrenceVectors, sentences: Sequence[SenseSenten
 
     accuracy, standard_error = [], []
     for layer in occurrences.vectors.detach().cpu().numpy():
-        centroids = sense_centroids(layer[train_rows], train_lemmas, train_senses)
-        predictions = nearest_sense(centroids, layer[test_rows], test_lemmas, first_sense)
-        scores = np.array([p.score(g) for p, g in zip(predictions, gold)])
+        scores = centroid_scores(layer[train_rows], train_lemmas, train_senses, layer[test_rows], test_lemmas, gold,
+                                 first_sense)
         accuracy.append(float(scores.mean()))
         standard_error.append(float(np.std(scores - first, ddof=1) / np.sqrt(len(scores))))
     # A uniform pick among the senses seen in training; the first sense where none was seen.

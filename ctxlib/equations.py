@@ -44,7 +44,7 @@ EQUATIONS: tuple[Equation, ...] = (
              ('ctxlib.models.elmo.BiLM.lm_loss', 'ctxlib.studies.elmo_pretraining.bilm_loss'),
              ('tests/test_elmo.py::test_lm_loss_by_hand', 'tests/test_elmo_pretraining.py::test_book_elmo_learns_and_is_cached')),
     Equation("2.4", "all of ELMo's layers, concatenated",
-             r'\mathbf{H}_t = [\mathbf{h}_{t,0}; \mathbf{h}_{t,1}; \ldots; \mathbf{h}_{t,L}] \in \mathbb{R}^{(L+1) \cdot 2d} .',
+             r'\mathbf{H}_t = [\mathbf{h}_{t,0}; \mathbf{h}_{t,1}; \ldots; \mathbf{h}_{t,L}] \in \mathbb{R}^{(L+1) \cdot 2 d_{\text{proj}}} .',
              ('ctxlib.models.elmo.ElmoOutput.concatenated',),
              ('tests/test_elmo.py::test_elmo_layers_shape_and_token_layer',)),
     Equation("2.5", "the ELMo vector: a scalar mix of the layers",

@@ -19,6 +19,11 @@
 #   vendor/npm/                           the widget manager's "CDN" for third-party widget
 #                                         modules: <package>@<version>/dist/<file>.js
 #   vendor/d3/d3.min.js, vendor/jquery/jquery.min.js   for bertviz (require paths d3, jquery)
+#   vendor/vega/vega.min.js               Vega 6 (UMD build): draws the static explorers
+#                                         (ctxlib.viz.static_explorers); its signals bound to
+#                                         HTML inputs act with no kernel. Vega, not Vega-Lite:
+#                                         the specs are written in Vega, so the page needs
+#                                         neither vega-lite (250 kB) nor vega-embed
 #   vendor/widgets-setup.js               NOT from npm, the book's own (kept by this script): points
 #                                         html-manager at its fonts and at vendor/npm/, and maps
 #                                         ipywidgets' MathJax 2 call onto MathJax 3
@@ -34,6 +39,7 @@ REQUIREJS=2.3.7
 HTML_MANAGER=1.0.15   # the html-manager of ipywidgets 8.1 (widget protocol 2, controls 2.0.0)
 D3=5.7.0              # bertviz 1.4.1 asks require.js for d3 5.7.0
 JQUERY=3.7.1          # bertviz asks for jquery 2.0.0, which npm does not have; 3.x serves its $() use
+VEGA=6.4.0            # the static explorers' specs are Vega 6 ($schema .../vega/v6.json)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEST="$ROOT/book/_static/vendor"
@@ -104,10 +110,11 @@ RQ="$(fetch requirejs "$REQUIREJS")"
 HM="$(fetch @jupyter-widgets/html-manager "$HTML_MANAGER")"
 D3P="$(fetch d3 "$D3")"
 JQ="$(fetch jquery "$JQUERY")"
+VG="$(fetch vega "$VEGA")"
 
 # Replace the libraries; keep widgets-setup.js (the book's own, not from npm).
-rm -rf "$DEST"/{mathjax,requirejs,html-manager,npm,d3,jquery} "$DEST/VERSIONS"
-mkdir -p "$DEST"/{mathjax/input/tex,mathjax/output/chtml/fonts,requirejs,html-manager,npm,d3,jquery}
+rm -rf "$DEST"/{mathjax,requirejs,html-manager,npm,d3,jquery,vega} "$DEST/VERSIONS"
+mkdir -p "$DEST"/{mathjax/input/tex,mathjax/output/chtml/fonts,requirejs,html-manager,npm,d3,jquery,vega}
 
 # MathJax
 cp "$MJ/es5/tex-mml-chtml.js" "$DEST/mathjax/"
@@ -151,11 +158,36 @@ cp "$D3P/LICENSE" "$DEST/d3/LICENSE"
 cp "$JQ/dist/jquery.min.js" "$DEST/jquery/"
 cp "$JQ/LICENSE.txt" "$DEST/jquery/LICENSE.txt"
 
+# Vega (BSD-3-Clause); the UMD build sets window.vega when no AMD loader is on the page
+# before it (book/_ext/explorer_assets.py puts it in the page's head, ahead of require.js).
+cp "$VG/build/vega.min.js" "$DEST/vega/"
+cp "$VG/LICENSE" "$DEST/vega/LICENSE"
+
 cat > "$DEST/VERSIONS" <<EOF
 mathjax $MATHJAX
 requirejs $REQUIREJS
 @jupyter-widgets/html-manager $HTML_MANAGER
 d3 $D3
 jquery $JQUERY
+vega $VEGA
 EOF
+
+# onnxruntime-web (MIT), for the polysemy explorer's typed sentence (book/_static/typed_sentence.js):
+# the WebAssembly CPU backend only. ort.wasm.min.js (54 kB, sets window.ort) loads, on first use,
+# ort-wasm-simd-threaded.mjs and .wasm (14.8 MB) from this folder (env.wasm.wasmPaths); the page
+# loads none of them until a reader encodes a sentence. Without cross-origin isolation the
+# threaded build runs on one thread. The package ships no license file; package.json says MIT.
+ORT_WEB=1.31.1
+ORT="$(fetch onnxruntime-web "$ORT_WEB")"
+rm -rf "$DEST/onnxruntime-web"
+mkdir -p "$DEST/onnxruntime-web"
+cp "$ORT"/dist/{ort.wasm.min.js,ort-wasm-simd-threaded.mjs,ort-wasm-simd-threaded.wasm} "$DEST/onnxruntime-web/"
+{
+  echo "onnxruntime-web $ORT_WEB"
+  echo "Copyright (c) Microsoft Corporation"
+  echo
+  mit_text
+} > "$DEST/onnxruntime-web/LICENSE"
+echo "onnxruntime-web $ORT_WEB" >> "$DEST/VERSIONS"
+
 echo "== vendored into $DEST ($(du -sh "$DEST" | cut -f1))"

@@ -89,6 +89,9 @@
       ort.env.wasm.wasmBinary = wasmBinary;
       ort.env.wasm.numThreads = 1;  // threads need cross-origin isolation, which a static host lacks
       const session = await ort.InferenceSession.create(model, {executionProviders: ["wasm"]});
+      // The first run sets the session up (about 1 s); do it now, not in the reader's first sentence.
+      const ids = new ort.Tensor("int64", BigInt64Array.from([101n, 102n]), [1, 2]);
+      await session.run({input_ids: ids, attention_mask: new ort.Tensor("int64", BigInt64Array.from([1n, 1n]), [1, 2])});
       return {session, tokenizer: ctxbookWordPiece.fromVocab(vocab)};
     })();
     api.engine.catch(() => { api.engine = null; });  // a failed load may be retried
@@ -261,6 +264,8 @@
         element.dataset.typedState = "ready";
       } catch (error) {
         bar.hidden = true;
+        result = api.last = null;  // the star of an earlier sentence would read as this one's
+        polysemy.view.change("typed", vega.changeset().remove(() => true)).runAsync();
         status.textContent = error.message;
         status.classList.add("typed-error");
         element.dataset.typedState = "error";

@@ -14,7 +14,7 @@
  * For the browser test: the explorer element gets data-typed-state (idle, loading, encoding,
  * ready, error) and window.ctxbookTypedSentence.last holds the last result: tokens, ids, the
  * per-token vectors of every layer, the pooled vectors, points, cosines, nearest senses and the
- * encoding time in ms.
+ * encoding time in ms (loadMs: the time the first use took to load and warm up the model).
  */
 (function () {
   "use strict";
@@ -76,6 +76,7 @@
   function engine(progress) {
     if (api.engine) return api.engine;
     api.engine = (async () => {
+      const started = performance.now();
       const [wasmSize, modelSize] = await Promise.all([contentLength(FILES.wasm), contentLength(FILES.model)]);
       const total = wasmSize + modelSize;
       const got = {wasm: 0, model: 0};
@@ -92,6 +93,7 @@
       // The first run sets the session up (about 1 s); do it now, not in the reader's first sentence.
       const ids = new ort.Tensor("int64", BigInt64Array.from([101n, 102n]), [1, 2]);
       await session.run({input_ids: ids, attention_mask: new ort.Tensor("int64", BigInt64Array.from([1n, 1n]), [1, 2])});
+      api.loadMs = performance.now() - started;
       return {session, tokenizer: ctxbookWordPiece.fromVocab(vocab)};
     })();
     api.engine.catch(() => { api.engine = null; });  // a failed load may be retried

@@ -122,7 +122,8 @@ def test_typed_sentences_land_where_ctxlib_puts_them(page, reference) -> None:
 
     print(f"\nin-browser encoding of one sentence (tokenise, run, pool): median {statistics.median(times):.0f} ms, "
           f"first {times[0]:.0f} ms, max {max(times):.0f} ms over {len(times)}; "
-          f"min per-token cosine vs ctxlib {worst:.4f}")
+          f"min per-token cosine vs ctxlib {worst:.4f}; loading the model on first use: "
+          f"{tab.evaluate('() => window.ctxbookTypedSentence.loadMs'):.0f} ms")
     assert not problems, "\n".join(problems)
 
 

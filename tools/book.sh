@@ -7,6 +7,9 @@ source "$ROOT/tools/setup.sh"
 cd "$ROOT"
 # What the chapters train is cached under _build, so this build, like CI's, starts cold.
 export CTXBOOK_CACHE="${CTXBOOK_CACHE:-$ROOT/_build/cache}"
+# The explorers' static form: computed here, drawn by Vega in the page with no kernel
+# (ctxlib.viz.static_view). A reader's kernel, without this variable, gets the live form.
+export CTXBOOK_EXPLORERS=static
 rm -rf _build
 start=$(date +%s)
 # -W: a warning fails the build; -n: every cross-reference must resolve.

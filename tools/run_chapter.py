@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import jupytext
@@ -19,6 +20,25 @@ import nbformat
 from nbclient import NotebookClient
 
 CHAPTER_BUDGET_S = 90.0
+
+
+def execute_chapter(chapter: Path, timeout: int = 300,
+                    on_kernel_start: Callable[[int], None] | None = None) -> tuple[nbformat.NotebookNode, float]:
+    """Execute ``chapter`` in a fresh kernel as the book build does (jupytext reads the MyST file,
+    nbclient runs it with the chapter's folder as working directory); return the executed notebook
+    and the seconds it took, kernel start included. ``on_kernel_start(pid)`` is called with the
+    kernel's process id once it runs, before the first cell (bench/chapter_memory.py watches it)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # As the book build runs it: the explorers in their static form (ctxlib.viz.static_view).
+    os.environ.setdefault("CTXBOOK_EXPLORERS", "static")
+    notebook = jupytext.read(chapter)
+    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(chapter.parent)}})
+    if on_kernel_start is not None:
+        client.on_notebook_start = lambda notebook: on_kernel_start(client.km.provisioner.pid)
+    start = time.perf_counter()
+    client.execute()
+    return notebook, time.perf_counter() - start
 
 
 def main() -> int:
@@ -29,12 +49,7 @@ def main() -> int:
     args = parser.parse_args()
     if not args.chapter.is_file():
         parser.error(f"chapter {str(args.chapter)!r} does not exist")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    notebook = jupytext.read(args.chapter)
-    start = time.perf_counter()
-    NotebookClient(notebook, timeout=args.timeout, kernel_name="python3",
-                   resources={"metadata": {"path": str(args.chapter.parent)}}).execute()
-    elapsed = time.perf_counter() - start
+    notebook, elapsed = execute_chapter(args.chapter, args.timeout)
     args.out.mkdir(parents=True, exist_ok=True)
     target = args.out / (args.chapter.stem + ".ipynb")
     nbformat.write(notebook, target)

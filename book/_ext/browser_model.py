@@ -11,8 +11,9 @@ Three things, none of them committed to git:
   "application/json" class="ctx-explorer-lazy">``, e.g. the polysemy explorer's PCA axes and
   sense centroids, 0.8 MB): moved out of the page into ``_static/lazy/<digest>.json``, with a
   ``data-src`` left in its place, so the page does not carry it.
-* ``wordpiece.js`` and ``typed_sentence.js`` on the pages with a polysemy explorer. They load
-  onnxruntime-web, the model and the vocabulary only when a reader encodes a sentence.
+* ``typed_sentence.js`` (14 kB) on the pages with a polysemy explorer. It loads the tokenizer
+  (``wordpiece.js``), onnxruntime-web, the model and the vocabulary only when a reader encodes
+  a sentence.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from ctxlib.training.cache import cache_dir, fingerprint, source_digest
 
 LOG = logging.getLogger(__name__)
 MARKER = 'data-explorer="polysemy"'
-SCRIPTS = ("wordpiece.js", "typed_sentence.js")
+SCRIPT = "typed_sentence.js"
 LAZY = re.compile(r'<script type="application/json" class="ctx-explorer-lazy" data-name="([\w-]+)">(.*?)</script>',
                   re.DOTALL)
 MODEL_NOTE = """all-MiniLM-L6-v2 (Wang et al. 2020; Reimers and Gurevych 2019), Apache License 2.0.
@@ -45,9 +46,8 @@ ctxlib's BertModel by ctxlib.models.onnx_export when the book was built (int8 we
 def _page(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
     body = context.get("body") or ""
     if MARKER in body:
-        for offset, path in enumerate(SCRIPTS):
-            # After vega and ctx-explorers.js (book/_ext/explorer_assets.py: 200, 201).
-            app.add_js_file(path, priority=210 + offset, loading_method="defer")
+        # After vega and ctx-explorers.js (book/_ext/explorer_assets.py: 200, 201).
+        app.add_js_file(SCRIPT, priority=210, loading_method="defer")
 
     def externalise(match: re.Match) -> str:
         name, text = match.group(1), match.group(2)
@@ -68,7 +68,7 @@ def _cached_model() -> Path:
     key = fingerprint({"weights": (weights / "model.safetensors").read_bytes(),
                        "config": (weights / "config.json").read_bytes(),
                        "code": source_digest(["ctxlib.models.onnx_export"]),
-                       "torch": torch.__version__, "onnx": onnx.__version__})
+                       "torch": str(torch.__version__), "onnx": str(onnx.__version__)})
     path = cache_dir() / "onnx" / f"minilm-int8-{key[:16]}.onnx"
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,7 @@
  * book, not vendored).
  *
  * The reader types a sentence with one of the explorer's words. On the first use this script
- * loads onnxruntime-web (vendor/onnxruntime-web/), MiniLM as int8 ONNX (minilm/minilm-int8.onnx,
+ * loads wordpiece.js, onnxruntime-web (vendor/onnxruntime-web/), MiniLM as int8 ONNX (minilm/minilm-int8.onnx,
  * exported from ctxlib's BertModel by ctxlib.models.onnx_export) and its vocabulary (minilm/
  * vocab.txt), with a progress bar; then it does what ctxlib.analysis.typed_sentence.place_sentence
  * does in Python: tokenise (wordpiece.js), encode, average the word's pieces at every layer
@@ -22,7 +22,7 @@
   const STATIC = new URL(".", document.currentScript.src).href;  // the site's _static/
   const ORT_DIR = STATIC + "vendor/onnxruntime-web/";
   const FILES = {ort: ORT_DIR + "ort.wasm.min.js", wasm: ORT_DIR + "ort-wasm-simd-threaded.wasm",
-    model: STATIC + "minilm/minilm-int8.onnx", vocab: STATIC + "minilm/vocab.txt"};
+    model: STATIC + "minilm/minilm-int8.onnx", vocab: STATIC + "minilm/vocab.txt", tokenizer: STATIC + "wordpiece.js"};
   const MAX_TOKENS = 512;  // MiniLM's position table
   const TIE = 1e-6;        // as ctxlib.analysis.typed_sentence.TIE
 
@@ -81,7 +81,7 @@
       const total = wasmSize + modelSize;
       const got = {wasm: 0, model: 0};
       const report = (part) => (n) => { got[part] = n; progress(got.wasm + got.model, total); };
-      await loadScript(FILES.ort);
+      await Promise.all([loadScript(FILES.ort), loadScript(FILES.tokenizer)]);
       const [wasmBinary, model, vocab] = await Promise.all([
         fetchBytes(FILES.wasm, report("wasm")), fetchBytes(FILES.model, report("model")),
         fetch(FILES.vocab).then((r) => { if (!r.ok) throw new Error(`${FILES.vocab}: HTTP ${r.status}`); return r.text(); }),

@@ -42,6 +42,25 @@ def stale(root: Path = ROOT) -> list[str]:
     return problems
 
 
+def write(root: Path = ROOT) -> list[str]:
+    """Bring notebooks/ in line with the chapters; one line per file written or removed."""
+    want = expected(root)
+    (root / NOTEBOOKS).mkdir(exist_ok=True)
+    done = []
+    for path in sorted((root / NOTEBOOKS).glob("*.ipynb")):
+        if path.relative_to(root) not in want:
+            path.unlink()
+            done.append(f"removed {path.relative_to(root)}")
+    for path, text in want.items():
+        target = root / path
+        if not target.is_file() or target.read_text(encoding="utf-8") != text:
+            partial = target.with_suffix(".partial")
+            partial.write_text(text, encoding="utf-8")
+            partial.replace(target)
+            done.append(f"wrote {path}")
+    return done
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only report; write nothing")
@@ -51,19 +70,7 @@ def main() -> int:
         for problem in problems:
             print(f"!! {problem}: run `python tools/notebooks.py`", file=sys.stderr)
         return 1 if problems else 0
-    want = expected()
-    (ROOT / NOTEBOOKS).mkdir(exist_ok=True)
-    for path in sorted((ROOT / NOTEBOOKS).glob("*.ipynb")):
-        if path.relative_to(ROOT) not in want:
-            path.unlink()
-            print(f"removed {path.relative_to(ROOT)}")
-    for path, text in want.items():
-        target = ROOT / path
-        if not target.is_file() or target.read_text(encoding="utf-8") != text:
-            partial = target.with_suffix(".partial")
-            partial.write_text(text, encoding="utf-8")
-            partial.replace(target)
-            print(f"wrote {path}")
+    print("\n".join(write()) or "notebooks/ is up to date")
     return 0
 
 

@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ctxlib._checks import check_positive_int
 from ctxlib.layers.scalar_mix import ScalarMix
 from ctxlib.training.loop import TrainConfig, fit
 
@@ -18,12 +19,15 @@ from ctxlib.training.loop import TrainConfig, fit
 @dataclass
 class MixTrajectory:
     """How a ScalarMix learned: ``weights[i]`` is ``softmax(w)`` and ``gamma[i]`` is γ before
-    step i (the last row after training); ``accuracy`` is held-out, of the mix + linear head."""
+    step i (the last row after training); ``accuracy`` is held-out, of the mix + linear head,
+    after training, and ``accuracy_curve[k]`` the same before step ``accuracy_steps[k]``."""
 
     layer_names: tuple[str, ...]
     weights: np.ndarray
     gamma: np.ndarray
     accuracy: float
+    accuracy_steps: np.ndarray
+    accuracy_curve: np.ndarray
 
 
 class MixClassifier(nn.Module):
@@ -47,10 +51,12 @@ def fit_scalar_mix(
     """Train ``s = softmax(w)``, γ and a linear head on frozen ``[L+1, N, H]`` layers.
 
     The layers' vectors never change; only L + 3 numbers per class and the head do, so the
-    learned ``s`` says which layers the task draws on. ``on_step(step, trajectory_so_far)`` is
-    called every ``every`` steps (a widget redraws there).
+    learned ``s`` says which layers the task draws on. Every ``every`` steps the held-out
+    accuracy is measured (``accuracy_curve``) and ``on_step(step, trajectory_so_far)`` is called
+    (a widget redraws there).
     """
 
+    check_positive_int("every", every)
     classes = sorted(set(train_labels))
     index = {label: i for i, label in enumerate(classes)}
     y_train = torch.tensor([index[label] for label in train_labels])
@@ -61,10 +67,15 @@ def fit_scalar_mix(
     torch.manual_seed(seed)
     model = MixClassifier(train_layers.shape[0], train_layers.shape[-1], len(classes))
     generator = torch.Generator().manual_seed(seed)
-    weights, gammas = [], []
+    weights, gammas, measured_steps, measured = [], [], [], []
 
-    def snapshot() -> MixTrajectory:
-        return MixTrajectory(tuple(layer_names), np.array(weights), np.array(gammas), float("nan"))
+    def held_out_accuracy(net: MixClassifier) -> float:
+        with torch.no_grad():
+            return float((net(test_layers).argmax(-1) == y_test).float().mean())
+
+    def snapshot(accuracy: float = float("nan")) -> MixTrajectory:
+        return MixTrajectory(tuple(layer_names), np.array(weights), np.array(gammas), accuracy,
+                             np.array(measured_steps, dtype=int), np.array(measured))
 
     def batches():
         while True:
@@ -74,8 +85,11 @@ def fit_scalar_mix(
     def loss_fn(net: MixClassifier, batch) -> torch.Tensor:
         weights.append(net.mix.weights().detach().numpy().copy())
         gammas.append(float(net.mix.gamma.detach()))
-        if on_step is not None and (len(weights) - 1) % every == 0:
-            on_step(len(weights) - 1, snapshot())
+        if (len(weights) - 1) % every == 0:
+            measured_steps.append(len(weights) - 1)
+            measured.append(held_out_accuracy(net))
+            if on_step is not None:
+                on_step(len(weights) - 1, snapshot())
         layers, labels = batch
         return F.cross_entropy(net(layers), labels)
 
@@ -83,7 +97,9 @@ def fit_scalar_mix(
                                                progress=False, seed=seed))
     weights.append(model.mix.weights().detach().numpy().copy())
     gammas.append(float(model.mix.gamma.detach()))
-    with torch.no_grad():
-        accuracy = float((model(test_layers).argmax(-1) == y_test).float().mean())
-    return MixTrajectory(tuple(layer_names), np.array(weights), np.array(gammas), accuracy)
+    accuracy = held_out_accuracy(model)
+    if measured_steps[-1] != steps:
+        measured_steps.append(steps)
+        measured.append(accuracy)
+    return snapshot(accuracy)
 

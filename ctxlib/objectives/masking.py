@@ -187,8 +187,9 @@ def masking_counts(input_ids: torch.Tensor, inputs: torch.Tensor, labels: torch.
     kept = selected & (inputs == input_ids)
     outcomes = {"[MASK]": int(became_mask.sum()), "random": int((selected & ~became_mask & ~kept).sum()),
                 "unchanged": int(kept.sum())}
+    # max(0, ...): 1 - 0.7 - 0.3 is -5.6e-17 in floating point, and its sd would be sqrt(< 0).
     shares = {"[MASK]": mask_replace_prob, "random": random_replace_prob,
-              "unchanged": 1 - mask_replace_prob - random_replace_prob}
+              "unchanged": max(0.0, 1 - mask_replace_prob - random_replace_prob)}
     return MaskingCounts(
         eligible, n, int(input_ids.numel()), outcomes,
         {k: n * s for k, s in shares.items()},

@@ -19,8 +19,7 @@ from ctxlib.analysis.polysemy import PolysemyStudy
 from ctxlib.analysis.probe import Separation
 from ctxlib.objectives.masking import MaskingCounts
 
-PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
-MARKERS = ("o", "s", "^", "D", "v", "P")
+from ctxlib.viz.palette import MARKERS, PALETTE
 
 
 def scatter_groups(ax: Axes, points: np.ndarray, labels: Sequence[str], legend: dict[str, str] | None = None,
@@ -70,14 +69,16 @@ def new_figure(ncols: int, nrows: int = 1, width: float = 4.2, height: float = 3
 
 
 def plot_mix_trajectories(trajectories: dict, title: str = "") -> plt.Figure:
-    """One panel per task: each layer's weight ``softmax(w)_j`` against the training step, and γ
-    (dashed, right axis). ``trajectories`` maps a task name to a ``ctxlib.analysis.scalar_mix_probe.MixTrajectory``."""
+    """One panel per task: each layer's weight ``softmax(w)_j`` and the held-out accuracy
+    (dotted) against the training step, and γ (dashed, right axis). ``trajectories`` maps a task
+    name to a ``ctxlib.analysis.scalar_mix_probe.MixTrajectory``."""
     fig, axes = new_figure(len(trajectories), width=4.6, height=3.3,
                            margins={"left": 0.07, "right": 0.93, "bottom": 0.16, "top": 0.84, "wspace": 0.35})
     for ax, (task, trajectory) in zip(axes[0], trajectories.items()):
         steps = np.arange(len(trajectory.gamma))
         for j, name in enumerate(trajectory.layer_names):
             ax.plot(steps, trajectory.weights[:, j], color=PALETTE[j % len(PALETTE)], label=f"s_{j} ({name})")
+        ax.plot(trajectory.accuracy_steps, trajectory.accuracy_curve, ":", color="0.35", label="held-out accuracy")
         ax.set_ylim(0, 1)
         ax.set_xlabel("step")
         ax.set_ylabel("softmax(w)_j")

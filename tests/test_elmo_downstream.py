@@ -127,7 +127,7 @@ def test_accuracy_splits_seen_and_unseen_words():
 
 
 def test_tasks_drawn_from_a_corpus_are_reproducible_and_scorable(elmo, tmp_path, monkeypatch):
-    corpus = Corpus(TRAIN * 4, TEST + (sentence("the bank wept", "DET NOUN INTJ"),))
+    corpus = Corpus(TRAIN * 4, (), novel=TEST + (sentence("the bank wept", "DET NOUN INTJ"),))
     task = pos_task(corpus, train_sentences=5, test_sentences=3, seed=1)
     assert task == pos_task(corpus, train_sentences=5, test_sentences=3, seed=1)
     # a held-out sentence with a tag that training never shows cannot be scored, so it is dropped

@@ -77,7 +77,7 @@ def test_probe_tasks_cut_pos_and_sense_words_out_of_one_encoding():
     def sentence(i: int) -> TaggedSentence:
         sense = rng.choice(["bank/river", "bank/finance"])
         return TaggedSentence(("the", "bank", "."), ("DET", "NOUN", "PUNCT"), (None, sense, None), i, "t")
-    corpus = Corpus(tuple(sentence(i) for i in range(40)), tuple(sentence(i) for i in range(10)))
+    corpus = Corpus(tuple(sentence(i) for i in range(40)), (), novel=tuple(sentence(i) for i in range(10)))
     encoded = []
     def encode(sentences):
         # One "layer" whose vector is the word's position in the whole batch: traceable.

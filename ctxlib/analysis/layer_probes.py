@@ -7,6 +7,10 @@ Two tasks with exact labels, since the corpus grammar wrote them:
   its sense; scored by held-out 1-nearest-neighbour accuracy, as Peters et al. score ELMo's
   layers for word-sense disambiguation, and by a linear probe.
 
+Probes are trained on sentences of the corpus's training split and scored on its ``novel``
+split, written from templates that training never used: a probe that only recognised a
+template it had seen would not score there.
+
 The same sentences are encoded by any model (ELMo, BERT), so the layers can be compared side
 by side.
 """
@@ -22,7 +26,7 @@ import torch
 
 from ctxlib.analysis.occurrences import OccurrenceVectors
 from ctxlib.analysis.probe import linear_probe_accuracy, nn_accuracy
-from ctxlib.data.corpus import Corpus, TaggedSentence
+from ctxlib.data.corpus import Corpus, TaggedSentence, novel_sentences
 
 Encoder = Callable[[Sequence[Sequence[str]]], OccurrenceVectors]
 
@@ -50,10 +54,12 @@ def sample_sentences(sentences: Sequence[TaggedSentence], count: int, seed: int)
 
 def probe_tasks(encode: Encoder, corpus: Corpus, train_sentences: int = 700, test_sentences: int = 250,
                 max_pos_tokens: int = 2500, seed: int = 0) -> dict[str, TokenTask]:
-    """Encode sampled train and held-out sentences once; cut out the POS and sense tasks."""
+    """Encode sampled training sentences and sentences of unseen templates (``corpus.novel``)
+    once; cut out the POS and sense tasks."""
     rng = np.random.default_rng(seed)
     splits = {}
-    for split, sentences, count in (("train", corpus.train, train_sentences), ("test", corpus.heldout, test_sentences)):
+    for split, sentences, count in (("train", corpus.train, train_sentences),
+                                    ("test", novel_sentences(corpus), test_sentences)):
         chosen = sample_sentences(sentences, count, seed)
         vectors = encode([s.tokens for s in chosen])
         words = [token for s in chosen for token in s.tokens]

@@ -32,7 +32,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ctxlib._checks import check_choice, check_positive_int
 from ctxlib.analysis.layer_probes import sample_sentences
-from ctxlib.data.corpus import Corpus, TaggedSentence
+from ctxlib.data.corpus import Corpus, TaggedSentence, novel_sentences
 from ctxlib.data.vocabulary import Vocabulary
 from ctxlib.layers.scalar_mix import ScalarMix
 from ctxlib.models.elmo import Elmo, batch_to_ids
@@ -180,20 +180,23 @@ def _task(field: str, train: Sequence[TaggedSentence], test: Sequence[TaggedSent
 
 
 def pos_task(corpus: Corpus, train_sentences: int = 50, test_sentences: int = 400, seed: int = 0) -> TaggingTask:
-    """Part-of-speech tagging from ``train_sentences`` labelled sentences, sampled reproducibly."""
+    """Part-of-speech tagging from ``train_sentences`` labelled sentences, sampled reproducibly;
+    scored on ``test_sentences`` of templates training never used (``corpus.novel``)."""
     check_positive_int("train_sentences", train_sentences)
     check_positive_int("test_sentences", test_sentences)
     rng = random.Random(seed)
+    test = novel_sentences(corpus)
     return _task("pos", rng.sample(corpus.train, min(train_sentences, len(corpus.train))),
-                 rng.sample(corpus.heldout, min(test_sentences, len(corpus.heldout))))
+                 rng.sample(test, min(test_sentences, len(test))))
 
 
 def sense_task(corpus: Corpus, train_sentences: int = 300, test_sentences: int = 800, seed: int = 0) -> TaggingTask:
-    """Word-sense tagging of the ten ambiguous words, in sentences that contain one."""
+    """Word-sense tagging of the ten ambiguous words, in sentences that contain one; scored on
+    sentences of templates training never used (``corpus.novel``)."""
     check_positive_int("train_sentences", train_sentences)
     check_positive_int("test_sentences", test_sentences)
     return _task("senses", sample_sentences(corpus.train, train_sentences, seed),
-                 sample_sentences(corpus.heldout, test_sentences, seed))
+                 sample_sentences(novel_sentences(corpus), test_sentences, seed))
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ determiner table, the agreement table), using what the generator knows about eac
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter, defaultdict
 from importlib import resources
 
@@ -390,6 +391,32 @@ def _state(grammar: _Grammar) -> _Document:
     return _Document(random.Random(0), "present", _Protagonist((("Mia", "PROPN", None, None),), she, "3sg"))
 
 
+# English verbs whose past or participle is not base + "-ed" (a reference list, independent of
+# the lexicon): every one the grammar uses must be spelled out in its irregular_verbs.
+IRREGULAR = set("""arise awake be bear beat become begin bend bet bind bite bleed blow break breed bring build burn
+burst buy cast catch choose cling come cost creep cut deal dig dive do draw dream drink drive dwell eat fall feed feel
+fight find flee fling fly forbid forget forgive freeze get give go grind grow hang have hear hide hit hold hurt keep
+kneel knit know lay lead leap learn leave lend let lie light lose make mean meet pay prove put quit read rid ride
+ring rise run saw say see seek sell send set sew shake shed shine shoot show shrink shut sing sink sit sleep slide
+sling slit smell sow speak speed spell spend spill spin spit split spoil spread spring stand steal stick sting stink
+stride strike string strive swear sweep swell swim swing take teach tear tell think throw thrust tread understand undo
+wake wear weave weep wet win wind withdraw wring write""".split())
+
+
+def test_irregular_verbs_and_doubled_consonants_are_spelled_out():
+    data = resources.files("ctxlib").joinpath("data")
+    lexicon = json.loads(data.joinpath("corpus_lexicon.json").read_text(encoding="utf-8"))
+    texts = data.joinpath("corpus_topics.json").read_text(encoding="utf-8")
+    texts += " ".join(p for spec in lexicon["words"].values() for p in spec.get("phrases", ()))
+    bases = {entry.split("@")[0] for entries in lexicon["verbs"].values() for entry in entries}
+    bases |= set(re.findall(r"\[V[bgd]?\d*:\+([a-z]+)", texts))
+    spelled = set(lexicon["irregular_verbs"])
+    assert sorted((bases & IRREGULAR) - spelled) == []
+    # "stop" -> "stopped": a one-syllable verb ending consonant-vowel-consonant doubles its last letter.
+    doubling = {b for b in bases if re.fullmatch(r"[^aeiou]*[aeiou][bdgklmnprt]", b)}
+    assert sorted(doubling - spelled) == []
+
+
 # --------------------------------------------------------------------------------------------
 # Statistics and errors.
 
@@ -401,19 +428,22 @@ def _sentence(text: str, document: int = 0, topic: str = "t", template: str = "t
 
 def test_corpus_statistics_count_what_they_say():
     train = (_sentence("a b ."), _sentence("a b ."), _sentence("the bank .", 1, senses=(None, "bank/river", None)),
-             _sentence("a bank .", 1, "u", senses=(None, "bank/finance", None)))
+             _sentence("a bank .", 2, "u", senses=(None, "bank/finance", None)),
+             _sentence("banks on banks .", 3, "u", senses=("bank/finance", None, "bank/river", None)))
     heldout = (_sentence("a b .", 0, template="t/body/1"), _sentence("c d ."))
     novel = (_sentence("e f .", 0, template="t/novel_body/0"), _sentence("the bank !", 0, template="t/body/0",
                                                                       senses=(None, "bank/river", None)))
     stats = corpus_statistics(Corpus(train, heldout, novel, redrawn=3))
+    assert stats.documents == {"train": 4, "heldout": 1, "novel": 1}
     assert stats.duplicates == 1 and stats.redrawn == 3
     assert stats.overlap == {"heldout": 1, "novel": 0}
     assert stats.novel_templates_in_training == 1
-    assert stats.ambiguous_share == pytest.approx(3 / 8)
-    assert stats.word_counts["bank"] == 3
-    assert stats.topics_per_sense == {"bank/finance": 1, "bank/river": 1}
-    assert stats.senses_per_topic == {"t": 1, "u": 1}
-    assert stats.sense_from_topic == 1.0  # in topic t "bank" is always the river, in u always money
+    assert stats.ambiguous_share == {"train": pytest.approx(3 / 5), "heldout": 0.0, "novel": 0.5}
+    assert stats.word_counts["bank"] == 4 and stats.word_counts["on"] == 1
+    assert stats.topics_per_sense == {"bank/finance": 1, "bank/river": 2}
+    assert stats.senses_per_topic == {"t": 1, "u": 2}
+    # t: "bank" is the river once (1 of 1); u: money twice, river once (2 of 3).
+    assert stats.sense_from_topic == pytest.approx(3 / 4)
     assert len(stats.rows()) >= 10
 
 

@@ -1116,14 +1116,15 @@ def realise_template(template_id: str, seed: int) -> Realisation:
 class CorpusStatistics:
     """What a reader should know about a corpus before trusting a score measured on it.
 
-    ``duplicates``: training sentences that repeat an earlier training sentence; ``overlap``:
+    ``duplicates``: training sentences that repeat an earlier training sentence; ``redrawn``:
+    sentences the generator drew again because it had written them already; ``overlap``:
     held-out and novel sentences that also occur in training; ``novel_templates_in_training``:
-    novel sentences whose template training used; ``ambiguous_share``: sentences with a form of
-    one of the ten ambiguous words; ``word_counts``: occurrences of each ambiguous word (all
-    forms) and of a few function words; ``topics_per_sense``, ``senses_per_topic``: how many
-    topics each sense occurs in and how many senses each topic holds; ``sense_from_topic``: the
-    share of ambiguous occurrences whose sense is the commonest one of their word in their topic
-    (how far the topic alone gives a sense away)."""
+    novel sentences whose template training used; ``ambiguous_share``: per split, the share of
+    sentences with a form of one of the ten ambiguous words. On the training split:
+    ``word_counts``, occurrences of each ambiguous word (all forms) and of a few function words;
+    ``topics_per_sense`` and ``senses_per_topic``; ``sense_from_topic``, the share of ambiguous
+    occurrences whose sense is the commonest one of their word in their topic (how far the
+    topic alone gives a sense away: the baseline a sense probe has to beat)."""
 
     documents: dict[str, int]
     sentences: dict[str, int]
@@ -1133,7 +1134,7 @@ class CorpusStatistics:
     redrawn: int
     overlap: dict[str, int]
     novel_templates_in_training: int
-    ambiguous_share: float
+    ambiguous_share: dict[str, float]
     word_counts: dict[str, int]
     topics_per_sense: dict[str, int]
     senses_per_topic: dict[str, int]
@@ -1149,18 +1150,19 @@ class CorpusStatistics:
         return [
             (f"documents ({splits})", " / ".join(f"{self.documents[s]:,}" for s in SPLITS)),
             (f"sentences ({splits})", " / ".join(f"{self.sentences[s]:,}" for s in SPLITS)),
-            ("tokens; word types in training", f"{self.tokens:,}; {self.types:,}"),
-            ("training sentences that repeat another", f"{self.duplicates} ({self.duplicates / train:.2%})"),
-            ("drawn again because already written", f"{self.redrawn:,} ({self.redrawn / sum(self.sentences.values()):.1%})"),
+            ("tokens (all splits); word types in training", f"{self.tokens:,}; {self.types:,}"),
+            ("training sentences that repeat another", f"{self.duplicates} ({self.duplicates / train:.1%})"),
+            ("sentences drawn again because already written", f"{self.redrawn:,} ({self.redrawn / sum(self.sentences.values()):.1%})"),
             ("held-out / novel sentences also in training", f"{self.overlap['heldout']} / {self.overlap['novel']}"),
             ("novel sentences from a template training used", f"{self.novel_templates_in_training}"),
-            ("sentences with an ambiguous word", f"{self.ambiguous_share:.1%}"),
-            ("commonest ambiguous word vs function words", f"*{commonest}* {ambiguous[commonest]:,}; {functions}"),
-            ("topics per sense (fewest–most)",
+            (f"sentences with an ambiguous word ({splits})", " / ".join(f"{self.ambiguous_share[s]:.1%}" for s in SPLITS)),
+            ("commonest ambiguous word in training, beside function words",
+             f"*{commonest}* {ambiguous[commonest]:,}; {functions}"),
+            ("topics each sense occurs in (fewest–most)",
              f"{min(self.topics_per_sense.values())}–{max(self.topics_per_sense.values())}"),
-            ("senses per topic (fewest–most)",
+            ("senses each topic holds (fewest–most)",
              f"{min(self.senses_per_topic.values())}–{max(self.senses_per_topic.values())}"),
-            ("sense given by word and topic alone", f"{self.sense_from_topic:.1%}"),
+            ("senses given by word and topic alone", f"{self.sense_from_topic:.1%}"),
         ]
 
 
@@ -1170,16 +1172,15 @@ _FUNCTION_WORDS = ("the", "on", "she", "was")
 
 def corpus_statistics(corpus: Corpus) -> CorpusStatistics:
     """Sizes, duplicates, overlap between splits, and how often and where the ambiguous words
-    occur (see ``CorpusStatistics``); a second or two on the book's corpus."""
-    every = corpus.train + corpus.heldout + corpus.novel
+    occur (see ``CorpusStatistics``); about a second on the book's corpus."""
     train_texts = Counter(s.tokens for s in corpus.train)
     train_templates = {s.template for s in corpus.train}
     words: Counter = Counter()
-    tokens = Counter(t for s in every for t in s.tokens)
+    tokens = Counter(t for s in corpus.train for t in s.tokens)
     topics: dict[str, set[str]] = defaultdict(set)
     senses: dict[str, set[str]] = defaultdict(set)
     by_word_topic: dict[tuple[str, str], Counter] = defaultdict(Counter)
-    for sentence in every:
+    for sentence in corpus.train:
         for sense in sentence.senses:
             if sense is not None:
                 word = sense.split("/")[0]
@@ -1187,19 +1188,19 @@ def corpus_statistics(corpus: Corpus) -> CorpusStatistics:
                 topics[sense].add(sentence.topic)
                 senses[sentence.topic].add(sense)
                 by_word_topic[word, sentence.topic][sense] += 1
-    occurrences = sum(words.values())
     return CorpusStatistics(
         documents={split: len(corpus.documents(split)) for split in SPLITS},
         sentences={split: len(corpus.split(split)) for split in SPLITS},
-        tokens=sum(tokens.values()),
-        types=len(corpus.vocabulary()),
+        tokens=sum(len(s.tokens) for split in SPLITS for s in corpus.split(split)),
+        types=len(tokens),
         duplicates=sum(n - 1 for n in train_texts.values()),
         redrawn=corpus.redrawn,
         overlap={split: sum(s.tokens in train_texts for s in corpus.split(split)) for split in ("heldout", "novel")},
         novel_templates_in_training=sum(s.template in train_templates for s in corpus.novel),
-        ambiguous_share=sum(any(s.senses) for s in every) / len(every),
+        ambiguous_share={split: sum(any(s.senses) for s in corpus.split(split)) / max(len(corpus.split(split)), 1)
+                         for split in SPLITS},
         word_counts={**{w: words[w] for w in _AMBIGUOUS_WORDS}, **{w: tokens[w] for w in _FUNCTION_WORDS}},
         topics_per_sense={sense: len(t) for sense, t in sorted(topics.items())},
         senses_per_topic={topic: len(s) for topic, s in sorted(senses.items())},
-        sense_from_topic=sum(c.most_common(1)[0][1] for c in by_word_topic.values()) / max(occurrences, 1),
+        sense_from_topic=sum(c.most_common(1)[0][1] for c in by_word_topic.values()) / max(sum(words.values()), 1),
     )

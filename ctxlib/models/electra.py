@@ -9,8 +9,9 @@ every position and not only the 15% that are masked, it learns more per step tha
 * eq 7.1, the generator's loss, is BERT's MLM loss on the masked positions (eq 3.1);
 * eq 7.2 as corrected by the errata: the discriminator's loss is a binary cross-entropy over
   every real (non-padding) position,
-  ``−Σ_t [1(x̂_t = x_t) log D(x̂, t) + 1(x̂_t ≠ x_t) log(1 − D(x̂, t))]``, averaged, where
-  ``D(x̂, t)`` is the probability that token t is original. A sampled token that happens to
+  ``−Σ_t [1(x̂_t ≠ x_t) log D(x̂, t) + 1(x̂_t = x_t) log(1 − D(x̂, t))]``, averaged, where
+  ``D(x̂, t)`` is the probability that token t was replaced (the book's convention and the
+  released code's; Clark et al. write D for "original", which swaps D and 1 − D). A sampled token that happens to
   equal the original counts as original;
 * the total is ``L_MLM + λ L_Disc`` with λ = 50. No gradient flows through the sampling: the
   generator is trained by its MLM loss alone, not adversarially.

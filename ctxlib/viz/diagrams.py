@@ -2,8 +2,9 @@
 
 Each function returns a ``Figure`` made of labelled boxes and arrows; nothing is a hand-edited
 image, so a change of a model's shape is a change of an argument. The colours are those of
-``ctxlib.viz.figures.PALETTE``: blue for what is learned per token, orange for what is shared,
-green for outputs and losses.
+``ctxlib.viz.palette.PALETTE``: blue for what is learned per token, orange for what is shared,
+green for outputs and losses. The module imports matplotlib only, so a page that draws a
+diagram and nothing else starts fast.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from ctxlib.viz.figures import PALETTE
+from ctxlib.viz.palette import PALETTE
 
 # Light fills of the palette's first three colours, for box backgrounds.
 FILL = {"token": "#d6e6f4", "shared": "#fbe0cf", "output": "#d0ede4", "plain": "#f2f2f2", "path": "#fff1c7"}
@@ -326,4 +327,96 @@ def draw_electra(original: Sequence[str] = ("the", "chef", "cooked", "the", "mea
         _arrow(ax, (a, mid), (b, mid))
     note = [f"“{s}” at {i + 1}: {'= original' if s == original[i] else 'replaced'}" for i, s in zip(masked, sampled)]
     ax.text(5.7, -0.45, "; ".join(note), ha="center", fontsize=7.5, color="0.35")
+    return fig
+
+
+# Where each numbered equation acts: one chain of boxes per model, each box with the equations
+# it computes. tests/test_diagrams.py checks that every equation of ctxlib.equations is placed.
+EQUATION_MAP: tuple[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], ...] = (
+    ("static vectors", (("word → its table row", ("1.1",)),)),
+    ("ELMo", (("characters → char CNN", ()), ("two LSTM language models", ("2.1", "2.2", "2.3")),
+              ("layers h_t,j stacked", ("2.4",)), ("task's mix v_t", ("2.5",)), ("task model input", ("2.6",)))),
+    ("BERT", (("WordPieces → embeddings", ("3.2",)), ("L blocks of attention", ("4.1", "4.2", "4.3", "4.4", "4.5")),
+              ("output vectors H_t", ("3.5",)), ("MLM head and loss", ("3.1", "4.7")),
+              ("pooler, NSP head and loss", ("3.3", "3.4", "4.8")), ("pretraining loss", ("4.6", "5.1")))),
+    ("fine-tuning", (("pretrained encoder", ("5.1",)), ("task head on [CLS] or tokens", ("3.6",)),
+                     ("all weights trained", ("5.2",)))),
+    ("ELECTRA", (("mask 15%", ()), ("generator (small MLM)", ("7.1",)), ("sampled replacements", ()),
+                 ("discriminator, every token", ("7.2",)))),
+)
+
+
+def draw_equation_map(rows=EQUATION_MAP) -> plt.Figure:
+    """One row per model: its computation as a chain of boxes, each labelled with the numbers of
+    the equations it computes, so the formula reference can say where each equation acts."""
+    width = max(len(chain) for _, chain in rows)
+    fig, ax = _canvas(11.5, 0.75 * len(rows) + 0.3, (-1.9, 2.25 * width - 0.9), (-0.78 * len(rows) + 0.4, 0.45))
+    for r, (model, chain) in enumerate(rows):
+        y = -0.78 * r
+        ax.text(-1.1, y, model, ha="right", va="center", fontsize=8.5, fontweight="bold")
+        for k, (text, numbers) in enumerate(chain):
+            x = 2.25 * k
+            label = text + ("\n" + "eq " + ", ".join(numbers) if numbers else "")
+            _box(ax, x, y, 1.95, 0.56, label, "token" if numbers else "plain", fontsize=7)
+            if k:
+                _arrow(ax, (x - 1.27, y), (x - 0.98, y))
+    return fig
+
+
+@dataclass(frozen=True)
+class Milestone:
+    """A model on the timeline: its name, when its paper appeared (year + month / 12), its
+    family, and the bibliography key of that paper."""
+
+    name: str
+    when: float
+    family: str
+    cite: str
+
+
+# When each paper first appeared (the arXiv or report date, month precision).
+MILESTONES: tuple[Milestone, ...] = (
+    Milestone("word2vec", 2013 + 0 / 12, "static vectors", "mikolov2013"),
+    Milestone("GloVe", 2014 + 9 / 12, "static vectors", "pennington2014"),
+    Milestone("multi-sense vectors", 2014 + 9 / 12, "static vectors", "neelakantan2014"),
+    Milestone("ULMFiT", 2018 + 0 / 12, "LSTM language models", "howard2018"),
+    Milestone("ELMo", 2018 + 1 / 12, "LSTM language models", "peters2018"),
+    Milestone("GPT-1", 2018 + 5 / 12, "decoders (left to right)", "radford2018"),
+    Milestone("BERT", 2018 + 9 / 12, "encoders (both sides)", "devlin2019"),
+    Milestone("GPT-2", 2019 + 1 / 12, "decoders (left to right)", "radford2019"),
+    Milestone("RoBERTa", 2019 + 6 / 12, "encoders (both sides)", "liu2019"),
+    Milestone("ALBERT", 2019 + 8 / 12, "encoders (both sides)", "lan2020"),
+    Milestone("T5", 2019 + 9 / 12, "encoder–decoders", "raffel2020"),
+    Milestone("BART", 2019 + 9.5 / 12, "encoder–decoders", "lewis2020"),
+    Milestone("ELECTRA", 2020 + 2 / 12, "encoders (both sides)", "clark2020"),
+    Milestone("GPT-3", 2020 + 4 / 12, "decoders (left to right)", "brown2020"),
+    Milestone("DeBERTa", 2020 + 5 / 12, "encoders (both sides)", "he2021"),
+    Milestone("DeBERTa-v3", 2021 + 10 / 12, "encoders (both sides)", "he2023"),
+)
+
+
+def draw_timeline(milestones: Sequence[Milestone] = MILESTONES) -> plt.Figure:
+    """The models on a time axis, one row per family, so that what came before what is read off
+    the figure (GPT-1 before BERT, ULMFiT before ELMo)."""
+    if not milestones:
+        raise ValueError("milestones is empty: give at least one")
+    families = list(dict.fromkeys(m.family for m in milestones))
+    first, last = min(m.when for m in milestones), max(m.when for m in milestones)
+    fig, ax = plt.subplots(figsize=(11, 0.55 * len(families) + 1.0), layout="constrained")
+    colours = dict(zip(families, PALETTE))
+    for row, family in enumerate(families):
+        ax.axhline(row, color="0.88", linewidth=0.8, zorder=0)
+        chosen = sorted((m for m in milestones if m.family == family), key=lambda m: m.when)
+        for k, m in enumerate(chosen):
+            ax.plot(m.when, row, "o", color=colours[family], markersize=6)
+            ax.annotate(m.name, (m.when, row), xytext=(0, 7 if k % 2 == 0 else -12), textcoords="offset points",
+                        ha="center", fontsize=7.5)
+    ax.set_yticks(range(len(families)), families, fontsize=8)
+    ax.set_ylim(len(families) - 0.4, -0.6)
+    ax.set_xlim(first - 0.4, last + 0.4)
+    ax.set_xticks(range(int(first), int(last) + 1))
+    ax.tick_params(axis="x", labelsize=8)
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+    ax.tick_params(axis="y", length=0)
     return fig

@@ -109,3 +109,27 @@ def test_elmo_and_encoder_diagrams_show_their_shapes():
     plt.close(fig)
     with pytest.raises(ValueError, match="layers"):
         draw_elmo(("x",), layers=0)
+
+
+def test_the_equation_map_places_every_registered_equation_once_per_role():
+    from ctxlib.equations import EQUATIONS
+    from ctxlib.viz.diagrams import EQUATION_MAP, draw_equation_map
+
+    placed = {n for _, chain in EQUATION_MAP for _, numbers in chain for n in numbers}
+    assert placed == {e.number for e in EQUATIONS}
+    fig = draw_equation_map()
+    assert sum("eq " in t for t in texts(fig)) == sum(bool(numbers) for _, chain in EQUATION_MAP for _, numbers in chain)
+    plt.close(fig)
+
+
+def test_timeline_orders_the_history_and_draws_every_model():
+    from ctxlib.viz.diagrams import MILESTONES, draw_timeline
+
+    when = {m.name: m.when for m in MILESTONES}
+    # The order the book's history depends on: ULMFiT and GPT-1 before BERT, GPT-1 before BERT.
+    assert when["ULMFiT"] < when["ELMo"] < when["GPT-1"] < when["BERT"] < when["GPT-2"]
+    fig = draw_timeline()
+    assert {t for t in texts(fig)} >= {m.name for m in MILESTONES}
+    plt.close(fig)
+    with pytest.raises(ValueError, match="milestones"):
+        draw_timeline(())

@@ -75,3 +75,12 @@ def check_values_below(name: str, tensor: torch.Tensor, high: int, limit_name: s
             f"{name} must lie in [0, {limit_name}) = [0, {high}), "
             f"got {value} at position {position}"
         )
+
+
+def check_in_range(name: str, value: object, low: float, high: float) -> float:
+    """A real number in ``[low, high]`` (an explorer's slider would silently clamp anything else)."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a number in [{low:g}, {high:g}], got {type(value).__name__} {value!r}")
+    if not low <= value <= high:
+        raise ValueError(f"{name} must lie in [{low:g}, {high:g}], got {value!r}")
+    return float(value)

@@ -20,14 +20,13 @@ import io
 import math
 import threading
 from collections.abc import Callable, Sequence
-from numbers import Real
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from ctxlib._checks import check_choice, check_positive_int
+from ctxlib._checks import check_choice, check_in_range, check_positive_int
 from ctxlib.analysis.attention_scaling import SCALINGS, attention_scores
 from ctxlib.analysis.polysemy import PolysemyStudy
 from ctxlib.analysis.projection import PROJECTIONS
@@ -58,15 +57,6 @@ MASK_P_RANGE = (0.01, 0.5)
 MASK_GRID_P = tuple(round(0.05 * i, 2) for i in range(1, 11))
 MASK_GRID_SHARES = tuple(round(0.1 * i, 1) for i in range(11))
 MASK_SAMPLES = 3  # draws per grid point in the static masking explorer (its "resample")
-
-
-def check_in_range(name: str, value: object, low: float, high: float) -> float:
-    """A real number in ``[low, high]``: a live slider would silently clamp anything else."""
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a number in [{low:g}, {high:g}], got {type(value).__name__} {value!r}")
-    if not low <= value <= high:
-        raise ValueError(f"{name} must lie in [{low:g}, {high:g}] (the explorer's range), got {value!r}")
-    return float(value)
 
 
 def check_on_grid(name: str, value: float, grid: Sequence[float]) -> None:

@@ -317,3 +317,17 @@ def test_no_page_has_an_ipywidgets_control():
         if controls:
             found.append(f"{page}: {sorted(set(controls))}")
     assert not found, "pages with ipywidgets controls (dead without a kernel):\n" + "\n".join(found)
+
+
+def test_the_explorers_scripts_are_vendored_and_loaded_where_needed():
+    """Vega and ctx-explorers.js are in book/_static (hence the site), and a page with an explorer
+    loads them, while a page without one does not (0.52 MB spared)."""
+    static = REPO / "book" / "_static"
+    for rel in ("vendor/vega/vega.min.js", "vendor/vega/LICENSE", "ctx-explorers.js"):
+        assert (static / rel).is_file(), f"book/_static/{rel} missing (bash tools/vendor_js.sh)"
+    if not PAGES:
+        _missing("no built book", f"no HTML pages under {HTML}")
+    for page in PAGES:
+        text = (HTML / page).read_text(encoding="utf-8", errors="replace")
+        has_explorer, loads_vega = 'class="ctx-explorer"' in text, "vendor/vega/vega.min.js" in text
+        assert has_explorer == loads_vega, f"{page}: explorer {has_explorer}, loads Vega {loads_vega}"

@@ -211,7 +211,8 @@ class _Optional:
 
     def expand(self, state: _Document, out: list) -> None:
         taken = state.rng.random() < _OPTIONAL_PROBABILITY
-        state.branches.add((self.node, int(taken)))
+        if state.branches is not None:
+            state.branches.add((self.node, int(taken)))
         if taken:
             self.body.expand(state, out)
 
@@ -222,7 +223,8 @@ class _Choice:
 
     def expand(self, state: _Document, out: list) -> None:
         option = state.rng.randrange(len(self.options))
-        state.branches.add((self.node, option))
+        if state.branches is not None:
+            state.branches.add((self.node, option))
         self.options[option].expand(state, out)
 
 
@@ -315,16 +317,13 @@ class _NounClass:
                          f"without repeating one of {sorted(avoid)}")
 
 
-def _nouns_in(parts: list) -> set[str]:
-    """Every noun form (and slot noun's lemma) already in the sentence, to avoid repeating one."""
-    seen: set[str] = set()
-    for part in parts:
-        for token, pos, _, info in part if isinstance(part, list) else [part] if isinstance(part, tuple) else []:
-            if pos == "NOUN":
-                seen.add(token)
-                if info is not None and "lemma" in info:
-                    seen.add(info["lemma"])
-    return seen
+def _add_nouns(nouns: set[str], tokens: Any) -> None:
+    """Note every noun form (and a slot noun's lemma) of ``tokens``, so no later slot repeats it."""
+    for token, pos, _, info in tokens:
+        if pos == "NOUN":
+            nouns.add(token)
+            if info is not None and "lemma" in info:
+                nouns.add(info["lemma"])
 
 
 def _determiner_allows(parts: list, index: int) -> frozenset[str]:
@@ -350,7 +349,7 @@ class _NounPhrase(_Slot):
         self.nouns, self.numbers, self.group, self.determiners = nouns, numbers, group, determiners
 
     def realise(self, state: _Document, parts: list, index: int) -> list[_Tok]:
-        noun, number = self.nouns.pick(state, self.numbers, _nouns_in(parts))
+        noun, number = self.nouns.pick(state, self.numbers, state.nouns)
         out: list = []
         self.determiners[number].expand(state, out)
         if self.nouns.adjectives is not None and state.rng.random() < _ADJECTIVE_PROBABILITY:
@@ -376,7 +375,7 @@ class _BareNoun(_Slot):
         self.nouns, self.numbers, self.group = nouns, numbers, group
 
     def realise(self, state: _Document, parts: list, index: int) -> list[_Tok]:
-        noun, number = self.nouns.pick(state, self.numbers & _determiner_allows(parts, index), _nouns_in(parts))
+        noun, number = self.nouns.pick(state, self.numbers & _determiner_allows(parts, index), state.nouns)
         info = {}
         if self.group is not None:
             info = {"subject": self.group, "agreement": state.set_subject(self.group, _noun_agreement(number))}
@@ -541,7 +540,8 @@ class _Document:
         self.introduced = False
         self.agreement: dict[str, str] = {}
         self.named_in_sentence = False
-        self.branches: set[tuple[int, int]] = set()
+        self.nouns: set[str] = set()  # the nouns of the sentence being written, which no slot repeats
+        self.branches: set[tuple[int, int]] | None = None  # a set records the branches taken (for the tests)
 
     def set_subject(self, group: str, agreement: str) -> str:
         if group in self.agreement:
@@ -904,9 +904,12 @@ def _realise(template: _Sequence, state: _Document, grammar: _Grammar) -> list[_
     parts: list = []
     template.expand(state, parts)
     slots = [(i, part) for i, part in enumerate(parts) if isinstance(part, _Slot)]
+    state.nouns = set()
+    _add_nouns(state.nouns, (part for part in parts if type(part) is tuple))
     for i, slot in slots:
         if not slot.deferred:
             parts[i] = slot.realise(state, parts, i)
+            _add_nouns(state.nouns, parts[i])
     for i, slot in slots:
         if slot.deferred:
             parts[i] = slot.realise(state, parts, i)
@@ -928,15 +931,20 @@ def _realise(template: _Sequence, state: _Document, grammar: _Grammar) -> list[_
 
 def _sentence(template: _Sequence, template_id: str, state: _Document, grammar: _Grammar,
               written: set[tuple[str, ...]] | None) -> tuple[list[_Tok] | None, bool]:
-    """A realisation of ``template`` of allowed length that is not in ``written`` (None if
-    ``_FRESH_TRIES`` draws were all written already), and whether the first draw was a repeat."""
+    """A realisation of ``template`` of allowed length that is not in ``written`` (added to it;
+    None if ``_FRESH_TRIES`` draws were all written already), and whether the first draw was a
+    repeat."""
     low, high = _LENGTH
     repeats = 0
     for _ in range(_MAX_TRIES):
         introduced = state.introduced
         tokens = _realise(template, state, grammar)
         if low <= len(tokens) <= high:
-            if written is None or tuple(t[0] for t in tokens) not in written:
+            if written is None:
+                return tokens, False
+            key = tuple(t[0] for t in tokens)
+            if key not in written:
+                written.add(key)
                 return tokens, repeats > 0
             repeats += 1
             if repeats == _FRESH_TRIES:
@@ -996,7 +1004,6 @@ def _document(topic: _Topic, templates: _Templates, rng: random.Random, grammar:
             repeats += repeated
             if tokens is not None:
                 sentences.append((tokens, template_id))
-                written.add(tuple(t[0] for t in tokens))
                 taken += 1
     if len(sentences) < _SENTENCES_PER_DOCUMENT[0] or sentences[0][1].split("/")[1] not in ("opening", "novel_opening"):
         raise ValueError(f"corpus grammar: topic {topic.name!r} has written every sentence its templates allow; "
@@ -1107,6 +1114,7 @@ def realise_template(template_id: str, seed: int) -> Realisation:
     rng = random.Random(_check_seed(seed))
     state = _new_document(topic, rng, grammar)
     state.introduced = rng.random() < 0.5
+    state.branches = set()
     tokens, _ = _sentence(template, template_id, state, grammar, None)
     words, tags, senses, info = zip(*tokens)
     return Realisation(words, tags, senses, info, state.tense, dict(state.agreement), frozenset(state.branches))

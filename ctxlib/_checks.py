@@ -6,6 +6,7 @@ is allowed, so a reader's mistake surfaces at the call they wrote, not three fra
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from numbers import Real
 
@@ -21,9 +22,40 @@ def check_positive_int(name: str, value: object) -> int:
     return value
 
 
+def check_nonnegative_int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    if value < 0:
+        raise ValueError(f"{name} must be an int >= 0, got {value}")
+    return value
+
+
+def check_bool(name: str, value: object) -> bool:
+    # A string such as 'no' is truthy: accepting it would silently mean True.
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a bool (True or False), got {type(value).__name__} {value!r}")
+    return value
+
+
+def check_real(name: str, value: object, *, minimum: float | None = None, strict: bool = False) -> float:
+    """A finite real number (not a bool), at least ``minimum`` (above it with ``strict``)."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if minimum is not None and (value <= minimum if strict else value < minimum):
+        raise ValueError(f"{name} must be {'>' if strict else '>='} {minimum}, got {value}")
+    return float(value)
+
+
+def check_positive_real(name: str, value: object) -> float:
+    return check_real(name, value, minimum=0, strict=True)
+
+
 def check_probability(name: str, value: object, *, allow_one: bool = True) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a float in [0, 1], got {type(value).__name__} {value!r}")
+    # NaN fails both comparisons below, so it is rejected with the range in the message.
     upper_ok = value <= 1 if allow_one else value < 1
     if not (0 <= value and upper_ok):
         allowed = "[0, 1]" if allow_one else "[0, 1)"
@@ -33,8 +65,8 @@ def check_probability(name: str, value: object, *, allow_one: bool = True) -> fl
 
 def check_max_grad_norm(value: object) -> None:
     """A clipping threshold: a positive number, or None for no clipping."""
-    if value is not None and not (isinstance(value, Real) and not isinstance(value, bool) and value > 0):
-        raise ValueError(f"max_grad_norm must be positive or None (no clipping), got {value!r}")
+    if value is not None and not (isinstance(value, Real) and not isinstance(value, bool) and 0 < value < math.inf):
+        raise ValueError(f"max_grad_norm must be a finite positive number or None (no clipping), got {value!r}")
 
 
 def check_choice(name: str, value: object, allowed: Sequence[object]) -> object:
@@ -75,6 +107,34 @@ def check_values_below(name: str, tensor: torch.Tensor, high: int, limit_name: s
             f"{name} must lie in [0, {limit_name}) = [0, {high}), "
             f"got {value} at position {position}"
         )
+
+
+def as_bool_mask(name: str, mask: object, shape: Sequence[int]) -> torch.Tensor:
+    """``mask`` as a bool tensor of ``shape``: a bool tensor, or integers that are all 0 or 1.
+    (Indexing with an integer tensor gathers rows instead of masking: ``x[long_mask]`` is rows
+    0 and 1 of ``x``, so an integer mask is converted, never used as it is.)"""
+    if not isinstance(mask, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor mask, got {type(mask).__name__}")
+    if tuple(mask.shape) != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(mask.shape)}")
+    if mask.dtype == torch.bool:
+        return mask
+    if mask.is_floating_point() or mask.is_complex():
+        raise TypeError(f"{name} must be a bool or 0/1 integer mask, got dtype {mask.dtype}")
+    if mask.numel() and bool(((mask != 0) & (mask != 1)).any()):
+        raise ValueError(f"{name} must hold only 0 and 1, got values in [{int(mask.min())}, {int(mask.max())}]")
+    return mask.bool()
+
+
+def check_finite(name: str, tensor: torch.Tensor) -> torch.Tensor:
+    """A floating-point tensor with no NaN or infinity (a NaN score would silently win or lose every max)."""
+    if not isinstance(tensor, torch.Tensor) or not tensor.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point torch.Tensor, got "
+                        f"{tensor.dtype if isinstance(tensor, torch.Tensor) else type(tensor).__name__}")
+    if tensor.numel() and not bool(tensor.isfinite().all()):
+        bad = int((~tensor.isfinite()).sum())
+        raise ValueError(f"{name} holds {bad} NaN or infinite value(s)")
+    return tensor
 
 
 def check_in_range(name: str, value: object, low: float, high: float) -> float:

@@ -1,4 +1,4 @@
-"""Shared fixtures: the bundled MiniLM, loaded once per test session."""
+"""Shared fixtures: the bundled MiniLM, loaded once per test session; a temporary cache."""
 
 from __future__ import annotations
 
@@ -24,3 +24,15 @@ def hf_minilm():
 @pytest.fixture(autouse=True)
 def _seeded():
     torch.manual_seed(0)
+
+
+@pytest.fixture(scope="session")
+def _session_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("ctxbook-cache")
+
+
+@pytest.fixture(autouse=True)
+def _cache_in_tmp(_session_cache, monkeypatch):
+    """Tests never write into the real cache ($CTXBOOK_CACHE or ~/.cache/ctxbook): everything
+    they train or tokenize goes to one temporary folder per session (a test may set its own)."""
+    monkeypatch.setenv("CTXBOOK_CACHE", str(_session_cache))

@@ -32,15 +32,26 @@ def test_softmax_jacobian_norm_by_hand():
 
 def test_head_statistics_on_minilm(minilm_pair):
     model, tokenizer = minilm_pair
-    stats = head_statistics(model, tokenizer, ["The bank raised its rates.", "She sat on the river bank, reading."])
-    layers, heads = 6, 12
-    assert stats.entropy.shape == (layers, heads)
-    # entropy of a distribution over at most T keys lies in [0, log2 T]
-    assert (stats.entropy >= 0).all() and (stats.entropy <= math.log2(11) + 1e-6).all()
-    for name, mass in stats.mass.items():
-        assert mass.shape == (layers, heads) and (mass >= -1e-6).all() and (mass <= 1 + 1e-6).all(), name
-    # previous and next token are disjoint single keys: their masses add up to at most 1
-    assert (stats.mass["previous token"] + stats.mass["next token"] <= 1 + 1e-6).all()
+    sentences = ["The bank raised its rates.", "She sat on the river bank, reading."]
+    stats = head_statistics(model, tokenizer, sentences)
+    assert stats.entropy.shape == stats.mass["[CLS]"].shape == (6, 12)
+    # By hand, sentence by sentence (no padding): each query's entropy in bits and its
+    # attention to the previous token and to [CLS], averaged over every query of both sentences.
+    entropy, previous, cls, queries = torch.zeros(6, 12), torch.zeros(6, 12), torch.zeros(6, 12), 0
+    for sentence in sentences:
+        encoded = tokenizer(sentence, return_tensors="pt")
+        with torch.no_grad():
+            probs = torch.stack(model(**encoded, output_attentions=True).attentions)[:, 0]  # [L, H, T, T]
+        entropy += -(probs * probs.log2()).sum(-1).sum(-1)
+        previous += probs.diagonal(offset=-1, dim1=-2, dim2=-1).sum(-1)
+        cls += probs[..., 0].sum(-1)
+        queries += probs.shape[-1]
+    torch.testing.assert_close(torch.from_numpy(stats.entropy), entropy / queries, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(torch.from_numpy(stats.mass["previous token"]), previous / queries, atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(torch.from_numpy(stats.mass["[CLS]"]), cls / queries, atol=1e-5, rtol=1e-4)
+    # Batching pads the shorter sentence; padding must not change a statistic.
+    one_by_one = head_statistics(model, tokenizer, sentences, batch_size=1)
+    torch.testing.assert_close(torch.from_numpy(one_by_one.entropy), torch.from_numpy(stats.entropy), atol=1e-4, rtol=1e-4)
     with pytest.raises(ValueError, match="sentences is empty"):
         head_statistics(model, tokenizer, [])
 

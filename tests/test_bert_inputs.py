@@ -93,8 +93,18 @@ def test_pretraining_label_errors():
         ({"num_hidden_layers": 0}, ValueError, r"num_hidden_layers must be a positive int, got 0"),
         ({"vocab_size": 10.5}, TypeError, r"vocab_size must be an int, got float 10.5"),
         ({"hidden_dropout_prob": 1.0}, ValueError, r"hidden_dropout_prob must lie in \[0, 1\), got 1.0"),
-        ({"layer_norm_eps": 0}, ValueError, r"layer_norm_eps must be a positive float, got 0"),
+        ({"layer_norm_eps": 0}, ValueError, r"layer_norm_eps must be > 0, got 0"),
+        ({"layer_norm_eps": float("nan")}, ValueError, r"layer_norm_eps must be finite, got nan"),
+        ({"initializer_range": float("inf")}, ValueError, r"initializer_range must be finite, got inf"),
+        ({"initializer_range": "0.02"}, TypeError, r"initializer_range must be a real number, got str '0.02'"),
+        ({"hidden_dropout_prob": float("nan")}, ValueError, r"hidden_dropout_prob must lie in \[0, 1\), got nan"),
+        ({"attention_probs_dropout_prob": -0.1}, ValueError, r"attention_probs_dropout_prob must lie in \[0, 1\)"),
+        ({"hidden_size": -768}, ValueError, r"hidden_size must be a positive int, got -768"),
+        ({"num_attention_heads": True}, TypeError, r"num_attention_heads must be an int, got bool True"),
+        ({"share_layers": "no"}, TypeError, r"share_layers must be a bool \(True or False\), got str 'no'"),
+        ({"pad_token_id": 30522}, ValueError, r"pad_token_id must be an int in \[0, vocab_size=30522\)"),
         ({"hidden_act": "gelu_new"}, ValueError, r"hidden_act must be one of \['gelu'\], got 'gelu_new'"),
+        ({"position_embedding_type": "alibi"}, ValueError, r"position_embedding_type must be one of \['absolute', 'rotary'\]"),
     ],
 )
 def test_config_validation(fields, error, pattern):
@@ -103,7 +113,7 @@ def test_config_validation(fields, error, pattern):
 
 
 def test_config_from_dict_rejects_unsupported_settings():
-    with pytest.raises(ValueError, match=r"position_embedding_type must be one of \['absolute'\], got 'relative_key'"):
+    with pytest.raises(ValueError, match=r"position_embedding_type must be one of \['absolute', 'rotary'\], got 'relative_key'"):
         BertConfig.from_dict({"position_embedding_type": "relative_key"})
     with pytest.raises(ValueError, match=r"model_type must be one of \['bert'\], got 'roberta'"):
         BertConfig.from_dict({"model_type": "roberta"})

@@ -66,13 +66,34 @@ def test_nll_is_positive_and_training_learns_a_transition_rule():
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
-    assert float(loss.detach()) > 0
     assert crf.transitions[0, 1] < min(crf.transitions[0, 0], crf.transitions[0, 2]) - 1
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_log_likelihood_and_viterbi_equal_pytorch_crf(seed):
+    """pytorch-crf (Kurniawan's torchcrf, a well-kept reference) has the same parameters: start,
+    end and transitions[i, j] for tag i followed by tag j."""
+    torchcrf = pytest.importorskip("torchcrf")
+    ours = random_crf(num_tags=5, seed=seed)
+    theirs = torchcrf.CRF(5, batch_first=True)
+    with torch.no_grad():
+        theirs.start_transitions.copy_(ours.start)
+        theirs.end_transitions.copy_(ours.end)
+        theirs.transitions.copy_(ours.transitions)
+    generator = torch.Generator().manual_seed(seed)
+    emissions = torch.randn(6, 9, 5, generator=generator)
+    lengths = torch.tensor([9, 7, 1, 4, 9, 2])
+    mask = torch.arange(9)[None, :] < lengths[:, None]
+    tags = torch.randint(0, 5, (6, 9), generator=generator)
+    torch.testing.assert_close(ours.nll(emissions, tags, mask), -theirs(emissions, tags, mask, reduction="mean"))
+    torch.testing.assert_close(ours.log_partition(emissions, mask) - ours.score(emissions, tags, mask),
+                               -theirs(emissions, tags, mask, reduction="none"))
+    assert ours.viterbi(emissions, mask) == theirs.decode(emissions, mask)
 
 
 def test_bad_inputs_are_clear_errors():
     crf = LinearChainCRF(3)
-    with pytest.raises(ValueError, match=r"emissions must have shape \[B, T, num_tags=3\], got \(2, 4, 5\)"):
+    with pytest.raises(ValueError, match=r"emissions must be a tensor of shape \[B >= 1, T >= 1, num_tags=3\], got \(2, 4, 5\)"):
         crf.log_partition(torch.zeros(2, 4, 5))
     with pytest.raises(ValueError, match="mask must be a prefix of ones"):
         crf.log_partition(torch.zeros(1, 3, 3), torch.tensor([[1, 0, 1]]))
@@ -82,3 +103,9 @@ def test_bad_inputs_are_clear_errors():
         crf.score(torch.zeros(1, 2, 3), torch.tensor([[0, 3]]))
     with pytest.raises(ValueError, match="num_tags must be a positive int"):
         LinearChainCRF(0)
+    with pytest.raises(ValueError, match=r"emissions holds 1 NaN or infinite value\(s\)"):
+        crf.viterbi(torch.tensor([[[0.0, float("nan"), 0.0]]]))
+    with pytest.raises(ValueError, match=r"emissions must be a tensor of shape \[B >= 1, T >= 1"):
+        crf.nll(torch.zeros(0, 2, 3), torch.zeros(0, 2, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"mask must hold only 0 and 1"):
+        crf.viterbi(torch.zeros(1, 2, 3), torch.tensor([[1, 2]]))

@@ -12,6 +12,7 @@ import torch
 
 from ctxlib.models.elmo import (BOS_IDS, EOS_IDS, BiLM, Elmo, ElmoConfig, ScalarMix, _reverse_padded, batch_to_ids,
                                 remove_sentence_boundaries, word_to_char_ids)
+from ctxlib.objectives.masking import IGNORE_INDEX
 
 FIXTURE = Path(__file__).parent / "fixtures" / "allennlp-elmo"
 
@@ -128,7 +129,7 @@ def test_lm_loss_by_hand():  # eqs 2.1-2.3
     config = ElmoConfig(char_embedding_dim=4, filters=((1, 4), (2, 4)), projection_dim=6, cell_size=8, vocab_size=7)
     bilm = BiLM(config).eval()
     ids = batch_to_ids([["x", "y"], ["z", "y", "x"]])
-    words = torch.tensor([[3, 4, -100], [5, 4, 3]])
+    words = torch.tensor([[3, 4, IGNORE_INDEX], [5, 4, 3]])
     fwd, bwd = bilm.lm_loss(ids, words, bos_id=1, eos_id=2)
     top = bilm(ids).layers[-1]
     nll_f, nll_b, count = 0.0, 0.0, 0
@@ -158,6 +159,36 @@ def test_bad_input(reference_elmo):
         reference_elmo(torch.full((1, 2, 50), 300))
     with pytest.raises(ValueError, match=r"activation must be one of"):
         ElmoConfig(activation="gelu")
+    with pytest.raises(TypeError, match=r"takes 2 positional arguments"):  # keyword-only after char_ids
+        reference_elmo(batch_to_ids([["a"]]), True)
+
+
+@pytest.mark.parametrize(("fields", "error", "pattern"), [
+    ({"n_highway": -1}, ValueError, r"n_highway must be an int >= 0, got -1"),
+    ({"cell_clip": float("nan")}, ValueError, r"cell_clip must be finite, got nan"),
+    ({"proj_clip": -3.0}, ValueError, r"proj_clip must be > 0, got -3.0"),
+    ({"use_skip_connections": "no"}, TypeError, r"use_skip_connections must be a bool \(True or False\), got str 'no'"),
+    ({"filters": ((2.5, 32),)}, TypeError, r"filter width must be an int, got float 2.5"),
+    ({"filters": ()}, ValueError, r"filters must be a non-empty list of \(width, count\) pairs"),
+    ({"vocab_size": -1}, ValueError, r"vocab_size must be an int >= 0, got -1"),
+    ({"projection_dim": 0}, ValueError, r"projection_dim must be a positive int, got 0"),
+])
+def test_bad_configs_are_named(fields, error, pattern):
+    with pytest.raises(error, match=pattern):
+        ElmoConfig(**fields)
+
+
+def test_a_padding_word_inside_a_sentence_is_an_error_not_a_lost_word():
+    # Before: </S> went to position (number of real words) + 1, over the sentence's last word.
+    torch.manual_seed(0)
+    bilm = BiLM(ElmoConfig(char_embedding_dim=4, filters=((1, 4),), projection_dim=6, cell_size=8)).eval()
+    ids = batch_to_ids([["a", "b", "c"]])
+    gapped = ids.clone()
+    gapped[0, 1] = 0
+    with pytest.raises(ValueError, match=r"char_ids row 0 has a padding word .* at position 1 before a real word"):
+        bilm(gapped)
+    trailing = torch.cat([ids, torch.zeros(1, 2, 50, dtype=torch.long)], dim=1)  # padding at the end is fine
+    torch.testing.assert_close(bilm(trailing).layers[-1][:, :5], bilm(ids).layers[-1])
 
 
 @torch.no_grad()

@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from ctxlib.data.corpus import Corpus, TaggedSentence
 from ctxlib.data.vocabulary import Vocabulary
 from ctxlib.models.elmo import Elmo, ElmoConfig, batch_to_ids
+from ctxlib.objectives.masking import IGNORE_INDEX
 from ctxlib.studies.elmo_downstream import DownstreamTagger, Setting, TaggingTask, accuracy, pos_task, train_downstream
 from ctxlib.training.loop import TrainConfig, fit
 
@@ -62,7 +63,7 @@ def test_padding_does_not_change_a_sentence_s_tags(elmo):
 def one_step(model: DownstreamTagger) -> None:
     task = TaggingTask(TRAIN, TEST, ("ADV", "DET", "NOUN", "VERB"), "pos")
     batches = iter([([s.tokens for s in TRAIN], task.labels(TRAIN))] * 2)
-    loss = lambda net, batch: F.cross_entropy(net(batch[0]).flatten(0, 1), batch[1].flatten(), ignore_index=-100)
+    loss = lambda net, batch: F.cross_entropy(net(batch[0]).flatten(0, 1), batch[1].flatten(), ignore_index=IGNORE_INDEX)
     fit(model, batches, loss, TrainConfig(steps=2, lr=0.1, warmup_fraction=0.0, progress=False),
         lr_scale={"elmo": 0.1} if model.setting.fine_tune else None)
 
@@ -95,12 +96,25 @@ def test_bad_settings_are_clear_errors(elmo):
         DownstreamTagger(Setting("replace"), 3, Vocabulary(["a"]), None)
     with pytest.raises(TypeError, match="setting must be a Setting"):
         DownstreamTagger("concat", 3, Vocabulary(["a"]), elmo)
+    with pytest.raises(TypeError, match=r"fine_tune must be a bool \(True or False\), got str 'no'"):
+        Setting("concat", fine_tune="no")
+
+
+def test_a_released_elmo_without_lm_heads_can_be_used():
+    # The released ELMo has no softmax (vocab_size=0). Before: AttributeError on bilm.softmax.
+    torch.manual_seed(0)
+    headless = Elmo(ElmoConfig(char_embedding_dim=4, filters=((1, 4), (2, 4)), projection_dim=6, cell_size=8)).eval()
+    assert headless.bilm.softmax is None
+    model = DownstreamTagger(Setting("replace", fine_tune=True), 4, None, headless, hidden=3)
+    assert model([["the", "bank"]]).shape == (1, 2, 4)
+    assert model.trainable_parameters() == sum(p.numel() for p in model.parameters())
 
 
 def test_task_labels_seen_words_and_the_most_frequent_tag_baseline():
     senses = TaggingTask(TRAIN, (sentence("the bank opened", "DET NOUN VERB", (None, "bank/money", None)),),
                          ("bank/money", "bank/river"), "senses")
-    assert senses.labels(TRAIN).tolist() == [[-100, 0, -100], [-100, 1, -100], [-100, 0, -100]]
+    no = IGNORE_INDEX
+    assert senses.labels(TRAIN).tolist() == [[no, 0, no], [no, 1, no], [no, 0, no]]
     assert senses.most_frequent_tag_accuracy() == 1.0  # "bank" is money twice, river once
     pos = TaggingTask(TRAIN, TEST, ("ADV", "DET", "NOUN", "VERB"), "pos")
     assert pos.seen(TEST).tolist() == [[True, True, True, False], [False, True, False, False]]

@@ -10,7 +10,7 @@ import torch
 
 from ctxlib.data.corpus import Corpus, TaggedSentence
 from ctxlib.data.vocabulary import Vocabulary
-from ctxlib.models.elmo import BiLM, ElmoConfig
+from ctxlib.models.elmo import BiLM, ElmoConfig, batch_to_ids
 from ctxlib.studies.elmo_pretraining import BOOK_ELMO, book_elmo, lm_batches, perplexity
 from ctxlib.training.loop import TrainConfig
 
@@ -62,9 +62,17 @@ def test_book_elmo_learns_and_is_cached(tmp_path, monkeypatch):
     assert len(list(tmp_path.glob("book-elmo-*.pt"))) == 1
 
 
-def test_book_config_is_the_documented_size():
-    assert (BOOK_ELMO.projection_dim, BOOK_ELMO.cell_size, BOOK_ELMO.n_layers) == (64, 256, 2)
-    assert BOOK_ELMO.cell_clip is None  # so the fused LSTM path trains it
+def test_the_book_elmo_trains_on_the_fused_kernel_which_computes_the_exact_cell():
+    # Clipping is off in BOOK_ELMO so that training takes torch's fused LSTM; without clipping it
+    # must compute what bilm-tf's cell computes step by step.
+    torch.manual_seed(0)
+    bilm = BiLM(BOOK_ELMO).eval()
+    assert not any(layer.clipped for layer in (*bilm.forward_layers, *bilm.backward_layers))
+    ids = batch_to_ids([["the", "bank", "flooded", "."], ["a", "bank"]])
+    with torch.no_grad():
+        fused, exact = bilm(ids).layers, bilm(ids, exact=True).layers
+    for a, b in zip(fused, exact):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
     with pytest.raises(ValueError, match="activation must be one of"):
         ElmoConfig(activation="swish")
 

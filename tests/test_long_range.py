@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import torch
 
@@ -22,7 +24,11 @@ def test_encoders_read_out_two_logits(kind):
     model = RecallModel(kind, max_length=12)
     ids, _ = next(recall_batches(12, 4, 0))
     assert model(ids).shape == (4, 2)
-    assert forward_seconds(kind, 12, batch_size=2, repeats=1) > 0
+    # The median of 3 timed passes: at least two of the three take that long, so it is at most
+    # half the call's wall time (which also builds the model and runs a warm-up pass).
+    started = time.perf_counter()
+    median = forward_seconds(kind, 12, batch_size=2, repeats=3)
+    assert 0 < median <= (time.perf_counter() - started) / 2
 
 
 def test_short_distance_is_learned():

@@ -4,6 +4,9 @@ with transformers' DataCollatorForLanguageModeling."""
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -186,6 +189,32 @@ def test_masker_bad_arguments():
         Masker(VOCAB, MASK)(torch.ones(2, 4, dtype=torch.long), [0], 0)
     with pytest.raises(ValueError, match="epoch must be an int >= 0, got -1"):
         Masker(VOCAB, MASK)(torch.ones(1, 4, dtype=torch.long), [0], -1)
+    with pytest.raises(ValueError, match=r"mask_token_id must be an int in \[0, vocab_size=1000\), got 1000"):
+        Masker(VOCAB, VOCAB)
+    with pytest.raises(TypeError, match=r"dynamic must be a bool \(True or False\), got str 'no'"):
+        Masker(VOCAB, MASK, dynamic="no")
+
+
+_MASKS_IN_A_FRESH_PROCESS = """
+import sys, torch
+from ctxlib.objectives.masking import Masker
+masker = Masker(1000, 4, dynamic=False, seed=int(sys.argv[1]))
+print(masker(torch.arange(10, 74).view(2, 32), [5, 9], epoch=0)[1].tolist())
+"""
+
+
+def test_static_masks_are_the_same_under_any_pythonhashseed():
+    # Each example's generator is seeded from hash((seed, example, round)): for ints, hash() is the
+    # same in every process. Before, a str seed ('book') hashed differently under each
+    # PYTHONHASHSEED, so "static" masks changed from run to run; now a seed must be an int.
+    outputs = set()
+    for hash_seed in ("0", "1", "12345"):
+        result = subprocess.run([sys.executable, "-c", _MASKS_IN_A_FRESH_PROCESS, "7"], capture_output=True, text=True,
+                                env={**os.environ, "PYTHONHASHSEED": hash_seed}, check=True)
+        outputs.add(result.stdout)
+    assert len(outputs) == 1 and "-100" in outputs.pop()
+    with pytest.raises(TypeError, match="seed must be an int, got str 'book'"):
+        Masker(VOCAB, MASK, seed="book")
 
 
 def test_masking_counts_add_up_and_carry_the_binomial_moments():

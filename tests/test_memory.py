@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
+
 import pytest
 import torch
 import transformers
@@ -34,14 +38,36 @@ def test_checkpointing_makes_activation_memory_almost_independent_of_depth():
     def activations(layers: int, checkpointing: bool) -> float:
         config = BertConfig(vocab_size=2000, hidden_size=256, num_hidden_layers=layers, num_attention_heads=4,
                             intermediate_size=1024, max_position_embeddings=128)
-        cost = step_cost(config, batch=8, length=128, steps=1, checkpointing=checkpointing)
-        assert cost.step_seconds > 0
-        return cost.activation_mib
+        return step_cost(config, batch=8, length=128, steps=1, checkpointing=checkpointing).activation_mib
 
     plain = activations(10, False) - activations(2, False)
     checkpointed = activations(10, True) - activations(2, True)
     assert plain > 150  # ~35 MiB a block at this size
     assert checkpointed < plain / 4
+
+
+def test_step_cost_measures_a_model_of_any_vocabulary():
+    # Before: the random ids were drawn from [1000, vocab_size), empty for vocab_size <= 1000.
+    tiny = BertConfig(vocab_size=30, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                      intermediate_size=32, max_position_embeddings=8)
+    cost = step_cost(tiny, batch=2, length=8, steps=1)
+    assert cost.activation_mib < 200  # a 1-layer, 16-wide model's activations are kilobytes, plus slack
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--batch", "0"], "argument --batch: must be a positive int, got '0'"),
+    (["--steps", "two"], "argument --steps: must be a positive int, got 'two'"),
+    (["--config", "{hidden_size: 8}"], "argument --config: Expecting property name"),
+    (["--config", '{"hidden_size": -8}'], "argument --config: hidden_size must be a positive int, got -8"),
+    (["--config", '{"hiden_size": 8}'], r"argument --config: unknown BertConfig fields \['hiden_size'\]"),
+    (["--config", "[8]"], "argument --config: a JSON object of BertConfig fields, got a list"),
+    (["--length", "600"], "argument --length: 600 exceeds the config's max_position_embeddings=512"),
+    (["--bacth", "2"], "unrecognized arguments: --bacth 2"),
+])
+def test_the_command_line_answers_bad_flags_with_a_usage_error(flags, message):
+    result = subprocess.run([sys.executable, "-m", "ctxlib.analysis.memory", *flags], capture_output=True, text=True)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("usage: python -m ctxlib.analysis.memory") and re.search(message, result.stderr)
 
 
 def test_bad_arguments_are_named():

@@ -104,5 +104,12 @@ def test_pairs_longer_than_the_model_reads_are_cut_to_its_position_limit(small):
     config = BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                         intermediate_size=32, max_position_embeddings=12)
     long = [SentencePair(tuple(range(10, 30)), tuple(range(30, 50)), True)]
-    probabilities = nsp_probabilities(BertForPreTraining(config), tokenizer, long)
-    assert probabilities.shape == (1,) and 0 < float(probabilities) < 1
+    model = BertForPreTraining(config).eval()
+    probabilities = nsp_probabilities(model, tokenizer, long)
+    # By hand: the pair encoded to the model's 12 positions, P(IsNext) the softmax's entry 0.
+    batch = encode_pairs(long, cls_id=tokenizer.cls_token_id, sep_id=tokenizer.sep_token_id,
+                         pad_id=tokenizer.pad_token_id, max_length=12)
+    assert batch["input_ids"].shape == (1, 12)
+    with torch.no_grad():
+        logits = model(batch["input_ids"], token_type_ids=batch["token_type_ids"]).seq_relationship_logits
+    torch.testing.assert_close(probabilities, logits.softmax(-1)[:, 0])

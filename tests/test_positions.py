@@ -61,7 +61,7 @@ def test_alibi_bias_penalises_distance_linearly():
 def test_bad_arguments_are_clear_errors():
     with pytest.raises(ValueError, match="dim must be even .* got 7"):
         sinusoidal_positions(4, 7)
-    with pytest.raises(ValueError, match=r"positions must have shape \(5,\) to match x's T, got \(4,\)"):
+    with pytest.raises(ValueError, match=r"positions must be a tensor of shape \(5,\) to match x's T, got \(4,\)"):
         apply_rope(torch.randn(5, 8), torch.arange(4))
     with pytest.raises(TypeError, match="x must be a floating-point tensor"):
         apply_rope(torch.ones(5, 8, dtype=torch.long))

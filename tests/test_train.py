@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import math
+import time
 
 import pytest
 import torch
 from torch import nn
 
-from ctxlib.training.cache import cached_training
-from ctxlib.training.loop import Diverged, TrainConfig, fit, parameter_groups, warmup_linear_decay
+from ctxlib.training.loop import Diverged, TrainConfig, device_type, fit, parameter_groups, seeded, warmup_linear_decay
 
 
 def regression_problem(seed: int = 0):
@@ -52,19 +53,23 @@ def test_fit_learns_records_and_is_deterministic():
         torch.manual_seed(0)
         model = nn.Linear(4, 1)
         batches, loss_fn = regression_problem()
-        evaluate = lambda m: {"weight_error": (m.weight - torch.tensor([[1.0, -2.0, 0.5, 3.0]])).abs().max()}
+        def evaluate(m):
+            time.sleep(0.2)  # evaluation time, which History.seconds must leave out
+            return {"weight_error": (m.weight - torch.tensor([[1.0, -2.0, 0.5, 3.0]])).abs().max()}
+        started = time.perf_counter()
         history = fit(model, batches, loss_fn, TrainConfig(steps=300, lr=0.05, weight_decay=0.0, eval_every=100,
                                                            progress=False), evaluate)
-        return model, history
-    model, history = run()
-    again, _ = run()
+        return model, history, time.perf_counter() - started
+    model, history, elapsed = run()
+    again, _, _ = run()
     assert torch.equal(model.weight, again.weight)
     assert history.steps == list(range(1, 301)) and len(history.train["loss"]) == 300
     assert history.train["loss"][-1] < 1e-3 < history.train["loss"][0]
     assert [s for s, _ in history.evaluations["weight_error"]] == [100, 200, 300]
     assert history.evaluations["weight_error"][-1][1] < 0.02
     assert max(history.lr) == pytest.approx(0.05) and history.lr[0] == pytest.approx(0.05 / 30)
-    assert 0 < history.seconds < 60
+    # The steps' own time: the call's wall time less at least the three 0.2 s evaluations.
+    assert 0 < history.seconds <= elapsed - 3 * 0.2
 
 
 def test_clipping_scales_the_gradient():
@@ -96,6 +101,75 @@ def test_divergence_names_the_step():
     # What was trained before the blow-up is kept, to plot or to resume from.
     assert isinstance(caught.value, Diverged) and caught.value.step == 3
     assert caught.value.history.steps == [1, 2, 3] and len(caught.value.history.train["loss"]) == 3
+
+
+def test_a_non_finite_gradient_stops_before_the_step_writes_it():
+    # sqrt(0 · w) is 0, a finite loss, but its gradient 0 · ∞ is NaN: without the check AdamW
+    # would write NaN into every weight and the loss would only blow up one step later.
+    torch.manual_seed(0)
+    model = nn.Linear(1, 1)
+    calls = itertools.count()
+    def loss_fn(m, batch):
+        loss = (m(batch) - 1).pow(2).mean()
+        return loss + torch.sqrt(0.0 * m.weight.sum()) if next(calls) == 2 else loss
+    with pytest.raises(Diverged, match=r"gradient norm is nan at step 2 of 10") as caught:
+        fit(model, itertools.repeat(torch.ones(2, 1)), loss_fn, TrainConfig(steps=10, progress=False))
+    assert caught.value.step == 2 and caught.value.history.steps == [1, 2]
+    assert all(bool(p.isfinite().all()) for p in model.parameters())
+
+
+def dropout_run(seed: int) -> torch.Tensor:
+    with seeded(0):
+        model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 1))
+    batches, loss_fn = regression_problem()
+    fit(model, batches, loss_fn, TrainConfig(steps=20, seed=seed, progress=False))
+    return torch.cat([p.detach().flatten() for p in model.parameters()])
+
+
+def test_fit_is_reproducible_from_its_seed_and_leaves_the_callers_random_state_alone():
+    torch.manual_seed(123)
+    expected = torch.rand(5)
+    torch.manual_seed(123)
+    first = dropout_run(seed=0)
+    assert torch.equal(torch.rand(5), expected)  # fit did not reseed the global generator
+    torch.manual_seed(999)                       # another caller state: the same training
+    assert torch.equal(dropout_run(seed=0), first)
+    assert not torch.equal(dropout_run(seed=1), first)  # the seed reaches the dropout masks
+
+
+def test_seeded_builds_the_same_model_and_restores_the_state():
+    torch.manual_seed(7)
+    expected = torch.rand(3)
+    torch.manual_seed(7)
+    with seeded(0):
+        a = nn.Linear(3, 3).weight.detach()
+    assert torch.equal(torch.rand(3), expected)
+    with seeded(0):
+        b = nn.Linear(3, 3).weight.detach()
+    assert torch.equal(a, b)
+    with pytest.raises(TypeError, match="seed must be an int, got str 'book'"):
+        with seeded("book"):
+            pass
+
+
+def test_autocast_follows_the_models_device():
+    assert device_type(nn.Linear(2, 2)) == "cpu"
+    assert device_type(nn.Linear(2, 2, device="meta")) == "meta"
+    assert device_type(nn.ReLU()) == "cpu"  # no parameters: the CPU
+
+
+def test_bad_batches_and_losses_are_named():
+    batches, loss_fn = regression_problem()
+    with pytest.raises(ValueError, match="batches ran out at step 2 of 5"):
+        fit(nn.Linear(4, 1), iter([next(batches), next(batches)]), loss_fn, TrainConfig(steps=5, progress=False))
+    with pytest.raises(TypeError, match="batches must be an iterator"):
+        fit(nn.Linear(4, 1), [next(batches)], loss_fn, TrainConfig(steps=1, progress=False))
+    with pytest.raises(TypeError, match="loss_fn must return a scalar tensor with a gradient"):
+        fit(nn.Linear(4, 1), batches, lambda m, b: 1.0, TrainConfig(steps=1, progress=False))
+    with pytest.raises(TypeError, match="loss_fn must return a scalar tensor with a gradient"):
+        fit(nn.Linear(4, 1), batches, lambda m, b: {"accuracy": m(b[0]).mean()}, TrainConfig(steps=1, progress=False))
+    with pytest.raises(TypeError, match="model must be a torch.nn.Module"):
+        fit(lambda x: x, batches, loss_fn, TrainConfig(steps=1, progress=False))
 
 
 def decay_only(optimizer: str, weight_decay: float, steps: int = 5) -> tuple[torch.Tensor, torch.Tensor]:
@@ -157,30 +231,32 @@ def test_adam_l2_matches_adam_on_the_penalised_loss():
     torch.testing.assert_close(trained(False), trained(True))
 
 
-@pytest.mark.parametrize(("fields", "pattern"), [({"steps": 0}, "steps must be a positive int"),
-                                                  ({"steps": 5, "lr": 0}, "lr must be a positive float"),
-                                                  ({"steps": 5, "warmup_fraction": 1.5}, r"warmup_fraction must lie in \[0, 1\]"),
-                                                  ({"steps": 5, "max_grad_norm": 0}, "max_grad_norm must be positive"),
-                                                  ({"steps": 5, "optimizer": "sgd"}, r"optimizer must be one of \['adamw', 'adam_l2'\], got 'sgd'")])
-def test_config_validation(fields, pattern):
-    with pytest.raises(ValueError, match=pattern):
+BAD_CONFIGS = [
+    ({"steps": 0}, ValueError, "steps must be a positive int"),
+    ({"steps": 5.0}, TypeError, "steps must be an int, got float 5.0"),
+    ({"steps": 5, "lr": 0}, ValueError, "lr must be > 0, got 0"),
+    ({"steps": 5, "lr": math.nan}, ValueError, "lr must be finite, got nan"),
+    ({"steps": 5, "lr": math.inf}, ValueError, "lr must be finite, got inf"),
+    ({"steps": 5, "lr": "1e-3"}, TypeError, "lr must be a real number, got str '1e-3'"),
+    ({"steps": 5, "weight_decay": -0.1}, ValueError, "weight_decay must be >= 0, got -0.1"),
+    ({"steps": 5, "warmup_fraction": 1.5}, ValueError, r"warmup_fraction must lie in \[0, 1\]"),
+    ({"steps": 5, "warmup_fraction": math.nan}, ValueError, r"warmup_fraction must lie in \[0, 1\], got nan"),
+    ({"steps": 5, "max_grad_norm": 0}, ValueError, "max_grad_norm must be a finite positive number or None"),
+    ({"steps": 5, "max_grad_norm": math.inf}, ValueError, "max_grad_norm must be a finite positive number or None"),
+    ({"steps": 5, "betas": (0.9, 1.0)}, ValueError, r"betas\[1\] must lie in \[0, 1\), got 1.0"),
+    ({"steps": 5, "betas": 0.9}, ValueError, r"betas must be a pair"),
+    ({"steps": 5, "optimizer": "sgd"}, ValueError, r"optimizer must be one of \['adamw', 'adam_l2'\], got 'sgd'"),
+    ({"steps": 5, "bf16": "no"}, TypeError, r"bf16 must be a bool \(True or False\), got str 'no'"),
+    ({"steps": 5, "progress": 0}, TypeError, "progress must be a bool"),
+    ({"steps": 5, "seed": -1}, ValueError, "seed must be an int >= 0, got -1"),
+    ({"steps": 5, "eval_every": "10"}, TypeError, "eval_every must be an int, got str"),
+]
+
+
+@pytest.mark.parametrize(("fields", "error", "pattern"), BAD_CONFIGS)
+def test_config_validation(fields, error, pattern):
+    with pytest.raises(error, match=pattern):
         TrainConfig(**fields)
-
-
-def test_cached_training_trains_once(tmp_path, monkeypatch):
-    monkeypatch.setenv("CTXBOOK_CACHE", str(tmp_path))
-    runs = []
-    def train(model):
-        runs.append(1)
-        batches, loss_fn = regression_problem()
-        return fit(model, batches, loss_fn, TrainConfig(steps=20, progress=False))
-    build = lambda: nn.Linear(4, 1)
-    first, history = cached_training("toy", {"steps": 20}, build, train)
-    second, history2 = cached_training("toy", {"steps": 20}, build, train)
-    assert len(runs) == 1 and torch.equal(first.weight, second.weight)
-    assert history2.train == history.train
-    cached_training("toy", {"steps": 21}, build, train)
-    assert len(runs) == 2 and len(list(tmp_path.glob("toy-*.pt"))) == 2
 
 
 def test_gradient_checkpointing_gives_the_same_gradients_and_needs_support():
@@ -197,7 +273,7 @@ def test_gradient_checkpointing_gives_the_same_gradients_and_needs_support():
         model = BertModel(config).train()  # dropout on: the recomputation must replay its masks
         model.gradient_checkpointing = checkpointing
         torch.manual_seed(1)
-        model(ids, mask).last_hidden_state.pow(2).sum().backward()
+        model(ids, attention_mask=mask).last_hidden_state.pow(2).sum().backward()
         return [p.grad for p in model.parameters()]
 
     for plain, checkpointed in zip(gradients(False), gradients(True)):

@@ -24,12 +24,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 import torch
 
 from ctxlib._checks import check_positive_int
 from ctxlib.models.bert import BertConfig, BertModel
+from ctxlib.training.loop import device_type, seeded
 
 BYTES_PER_VALUE = {"fp32": 4, "fp16": 2, "bf16": 2}
 # What AdamW keeps per parameter in fp32: the weight, its gradient and two moment estimates.
@@ -75,20 +76,21 @@ def _peak_mib() -> float:
 
 
 def _measure_here(config: BertConfig, checkpointing: bool, bf16: bool, batch: int, length: int, steps: int) -> StepCost:
-    torch.manual_seed(0)
-    model = BertModel(config).train()
+    with seeded(0):
+        model = BertModel(config).train()
     model.gradient_checkpointing = checkpointing
     for parameter in model.parameters():
         # Written, not just allocated: zero pages from calloc would become resident only when
         # the first backward pass writes them, and count as activations.
         parameter.grad = torch.empty_like(parameter).fill_(0.0)
-    ids = torch.randint(1000, config.vocab_size, (batch, length))
+    # Random ids: a step's cost does not depend on which tokens it reads.
+    ids = torch.randint(config.vocab_size, (batch, length), generator=torch.Generator().manual_seed(0))
     baseline = _resident_mib()
     _reset_peak()
     times = []
     for step in range(steps + 1):  # the first step (page faults, allocator warm-up) is not timed
         start = time.perf_counter()
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        with torch.autocast(device_type(model), dtype=torch.bfloat16, enabled=bf16):
             loss = model(ids).last_hidden_state.float().pow(2).mean()
         loss.backward()
         if step:
@@ -127,17 +129,38 @@ def training_flops(step: Callable[[], torch.Tensor]) -> int:
     return counter.get_total_flops()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def _positive(text: str) -> int:
+    """An argparse type: a positive int, or a usage error naming what was given."""
+    try:
+        return check_positive_int("the value", int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive int, got {text!r}") from None
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m ctxlib.analysis.memory", description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="{}", help="BertConfig fields as JSON (default: BERT-base)")
-    parser.add_argument("--batch", type=int, default=8)
-    parser.add_argument("--length", type=int, default=128)
-    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--batch", type=_positive, default=8)
+    parser.add_argument("--length", type=_positive, default=128)
+    parser.add_argument("--steps", type=_positive, default=3)
     parser.add_argument("--checkpointing", action="store_true")
     parser.add_argument("--bf16", action="store_true")
-    args = parser.parse_args()
-    cost = _measure_here(BertConfig(**json.loads(args.config)), args.checkpointing, args.bf16, args.batch, args.length,
-                         args.steps)
+    args = parser.parse_args(argv)
+    try:
+        given = json.loads(args.config)
+        if not isinstance(given, dict):
+            raise TypeError(f"a JSON object of BertConfig fields, got a {type(given).__name__}")
+        names = {field.name for field in fields(BertConfig)}
+        unknown = sorted(set(given) - names)
+        if unknown:
+            raise ValueError(f"unknown BertConfig fields {unknown}; the fields are {sorted(names)}")
+        config = BertConfig(**given)
+    except (json.JSONDecodeError, TypeError, ValueError) as error:
+        parser.error(f"argument --config: {error}")
+    if args.length > config.max_position_embeddings:
+        parser.error(f"argument --length: {args.length} exceeds the config's max_position_embeddings="
+                     f"{config.max_position_embeddings}")
+    cost = _measure_here(config, args.checkpointing, args.bf16, args.batch, args.length, args.steps)
     print(json.dumps(asdict(cost)))
 
 

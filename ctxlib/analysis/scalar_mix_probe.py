@@ -13,7 +13,7 @@ from torch import nn
 
 from ctxlib._checks import check_positive_int
 from ctxlib.layers.scalar_mix import ScalarMix
-from ctxlib.training.loop import TrainConfig, fit
+from ctxlib.training.loop import TrainConfig, fit, seeded
 
 
 @dataclass
@@ -64,8 +64,8 @@ def fit_scalar_mix(
     if unknown:
         raise ValueError(f"test_labels has labels the training set never shows: {sorted(unknown)[:5]}")
     y_test = torch.tensor([index[label] for label in test_labels])
-    torch.manual_seed(seed)
-    model = MixClassifier(train_layers.shape[0], train_layers.shape[-1], len(classes))
+    with seeded(seed):
+        model = MixClassifier(train_layers.shape[0], train_layers.shape[-1], len(classes))
     generator = torch.Generator().manual_seed(seed)
     weights, gammas, measured_steps, measured = [], [], [], []
 

@@ -38,8 +38,8 @@ class Vocabulary:
     def eos_id(self) -> int:
         return self.index[EOS]
 
-    def encode(self, sentences: Sequence[Sequence[str]], pad: int = -100) -> torch.Tensor:
-        """``[B, T]`` ids, ``pad`` past each sentence's end (-100: ignored by cross-entropy)."""
+    def encode(self, sentences: Sequence[Sequence[str]], *, pad: int) -> torch.Tensor:
+        """``[B, T]`` ids, ``pad`` past each sentence's end (a padding id, or a loss's ignore label)."""
         if len(sentences) == 0:
             raise ValueError("sentences is empty: give at least one sentence")
         ids = torch.full((len(sentences), max(map(len, sentences))), pad, dtype=torch.long)

@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ctxlib._checks import check_bool
 from ctxlib.layers.positions import apply_rope
 
 
@@ -27,10 +28,10 @@ def padding_bias(attention_mask: torch.Tensor, dtype: torch.dtype) -> torch.Tens
     return (1.0 - keep) * torch.finfo(dtype).min
 
 
-def causal_bias(length: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+def causal_bias(length: int, dtype: torch.dtype = torch.float32, device: torch.device | str | None = None) -> torch.Tensor:
     """``[1, 1, T, T]`` score bias that hides every key after the query (left-to-right models)."""
-    future = torch.ones(length, length, dtype=torch.bool).triu(1)
-    return torch.zeros(length, length, dtype=dtype).masked_fill(future, torch.finfo(dtype).min)[None, None]
+    future = torch.ones(length, length, dtype=torch.bool, device=device).triu(1)
+    return torch.zeros(length, length, dtype=dtype, device=device).masked_fill(future, torch.finfo(dtype).min)[None, None]
 
 
 def scaled_dot_product_attention(
@@ -64,7 +65,7 @@ class MultiHeadSelfAttention(nn.Module):
     as in BERT checkpoints (``attention.output.dense``), so weights load without renaming.
     """
 
-    def __init__(self, hidden_size: int, num_heads: int, dropout_prob: float = 0.0) -> None:
+    def __init__(self, hidden_size: int, num_heads: int, dropout_prob: float = 0.0, *, rotary: bool = False) -> None:
         super().__init__()
         if hidden_size % num_heads:
             raise ValueError(
@@ -78,8 +79,9 @@ class MultiHeadSelfAttention(nn.Module):
         self.value = nn.Linear(hidden_size, hidden_size)
         self.dropout = nn.Dropout(dropout_prob)
         # RoPE (ctxlib.layers.positions): rotate queries and keys by their positions before scoring.
-        # Off in BERT, which adds learned position vectors to its input instead.
-        self.rotary = False
+        # Off in BERT, which adds learned position vectors to its input instead. Fixed here, at
+        # construction (BertConfig.position_embedding_type), so it is saved with the model's config.
+        self.rotary = check_bool("rotary", rotary)
 
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
         """``[B, T, h·d_k]`` → ``[B, h, T, d_k]``."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ctxlib._checks import check_index_tensor, check_positive_int
+from ctxlib._checks import as_bool_mask, check_finite, check_index_tensor, check_positive_int
 
 
 class LinearChainCRF(nn.Module):
@@ -28,13 +28,14 @@ class LinearChainCRF(nn.Module):
         self.end = nn.Parameter(torch.zeros(num_tags))
 
     def _check(self, emissions: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
-        if emissions.dim() != 3 or emissions.shape[-1] != self.num_tags:
-            raise ValueError(f"emissions must have shape [B, T, num_tags={self.num_tags}], got {tuple(emissions.shape)}")
+        if not isinstance(emissions, torch.Tensor) or emissions.dim() != 3 or emissions.shape[-1] != self.num_tags \
+                or 0 in emissions.shape[:2]:
+            raise ValueError(f"emissions must be a tensor of shape [B >= 1, T >= 1, num_tags={self.num_tags}], got "
+                             f"{tuple(getattr(emissions, 'shape', ())) or type(emissions).__name__}")
+        check_finite("emissions", emissions)
         if mask is None:
-            return torch.ones(emissions.shape[:2], dtype=torch.bool)
-        mask = check_index_tensor("mask", mask.long() if mask.dtype == torch.bool else mask, ndim=2).bool()
-        if mask.shape != emissions.shape[:2]:
-            raise ValueError(f"mask must have shape {tuple(emissions.shape[:2])}, got {tuple(mask.shape)}")
+            return torch.ones(emissions.shape[:2], dtype=torch.bool, device=emissions.device)
+        mask = as_bool_mask("mask", mask, emissions.shape[:2])
         if not mask[:, 0].all():
             raise ValueError("mask must mark each sequence's first position: every sequence needs a token")
         if (mask[:, 1:] & ~mask[:, :-1]).any():

@@ -18,7 +18,7 @@ import math
 
 import torch
 
-from ctxlib._checks import check_positive_int
+from ctxlib._checks import check_positive_int, check_positive_real
 
 
 def _check_even(name: str, value: int) -> int:
@@ -28,20 +28,23 @@ def _check_even(name: str, value: int) -> int:
     return value
 
 
-def sinusoidal_positions(length: int, dim: int, base: float = 10000.0) -> torch.Tensor:
+def sinusoidal_positions(length: int, dim: int, base: float = 10000.0,
+                         device: torch.device | str | None = None) -> torch.Tensor:
     """``[length, dim]``: ``PE[p, 2i] = sin(p / base^{2i/dim})``, ``PE[p, 2i+1] = cos(...)``."""
     check_positive_int("length", length)
     _check_even("dim", dim)
-    angles = torch.arange(length, dtype=torch.float64)[:, None] * rope_frequencies(dim, base)[None, :].double()
-    table = torch.empty(length, dim, dtype=torch.float64)
+    angles = (torch.arange(length, dtype=torch.float64, device=device)[:, None]
+              * rope_frequencies(dim, base, device)[None, :])
+    table = torch.empty(length, dim, dtype=torch.float64, device=device)
     table[:, 0::2], table[:, 1::2] = angles.sin(), angles.cos()
     return table.float()
 
 
-def rope_frequencies(dim: int, base: float = 10000.0) -> torch.Tensor:
+def rope_frequencies(dim: int, base: float = 10000.0, device: torch.device | str | None = None) -> torch.Tensor:
     """``θ_i = base^{-2i/dim}`` for ``i = 0 .. dim/2 - 1``: one angular speed per coordinate pair."""
     _check_even("dim", dim)
-    return base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+    check_positive_real("base", base)
+    return base ** (-torch.arange(0, dim, 2, dtype=torch.float64, device=device) / dim)
 
 
 def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None, base: float = 10000.0) -> torch.Tensor:
@@ -55,10 +58,11 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None, base: flo
         raise TypeError(f"x must be a floating-point tensor [..., T, d], got {type(x).__name__}")
     length, dim = x.shape[-2], _check_even("x.shape[-1]", x.shape[-1])
     if positions is None:
-        positions = torch.arange(length)
-    if positions.shape != (length,):
-        raise ValueError(f"positions must have shape ({length},) to match x's T, got {tuple(positions.shape)}")
-    angles = positions.double()[:, None] * rope_frequencies(dim, base)[None, :]
+        positions = torch.arange(length, device=x.device)
+    if not isinstance(positions, torch.Tensor) or positions.shape != (length,):
+        raise ValueError(f"positions must be a tensor of shape ({length},) to match x's T, "
+                         f"got {tuple(getattr(positions, 'shape', ())) or type(positions).__name__}")
+    angles = positions.to(x.device, torch.float64)[:, None] * rope_frequencies(dim, base, x.device)[None, :]
     cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
     even, odd = x[..., 0::2], x[..., 1::2]
     rotated = torch.empty_like(x)
@@ -67,7 +71,7 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None, base: flo
     return rotated
 
 
-def alibi_slopes(num_heads: int) -> torch.Tensor:
+def alibi_slopes(num_heads: int, device: torch.device | str | None = None) -> torch.Tensor:
     """ALiBi's head slopes ``m_h``: the geometric sequence ``2^{-8/n}, 2^{-16/n}, ...`` for
     ``n`` heads a power of 2; otherwise the slopes of the next lower power of 2 followed by every
     other slope of the next higher one (Press et al.'s rule)."""
@@ -81,10 +85,11 @@ def alibi_slopes(num_heads: int) -> torch.Tensor:
     slopes = geometric(lower)
     if lower < num_heads:
         slopes += geometric(2 * lower)[0::2][: num_heads - lower]
-    return torch.tensor(slopes)
+    return torch.tensor(slopes, device=device)
 
 
-def alibi_bias(num_heads: int, length: int, causal: bool = False) -> torch.Tensor:
+def alibi_bias(num_heads: int, length: int, causal: bool = False,
+               device: torch.device | str | None = None) -> torch.Tensor:
     """``[num_heads, length, length]`` additive score bias ``-m_h · |i - j|`` (query i, key j).
 
     Press et al. define ALiBi for causal language models, where only ``j ≤ i`` is attended;
@@ -92,9 +97,9 @@ def alibi_bias(num_heads: int, length: int, causal: bool = False) -> torch.Tenso
     encoder, penalises distance in both directions.
     """
     check_positive_int("length", length)
-    position = torch.arange(length)
+    position = torch.arange(length, device=device)
     distance = (position[:, None] - position[None, :]).abs().float()
-    bias = -alibi_slopes(num_heads)[:, None, None] * distance
+    bias = -alibi_slopes(num_heads, device)[:, None, None] * distance
     if causal:
         bias = bias.masked_fill(position[None, :] > position[:, None], float("-inf"))
     return bias

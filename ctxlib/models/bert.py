@@ -24,13 +24,17 @@ import torch.nn.functional as F
 import torch.utils.checkpoint
 from torch import nn
 
-from ctxlib._checks import (check_choice, check_index_tensor, check_positive_int, check_probability, check_same_shape,
-                            check_values_below)
+from ctxlib._checks import (check_bool, check_choice, check_index_tensor, check_positive_int, check_positive_real,
+                            check_probability, check_same_shape, check_values_below)
 from ctxlib.layers.attention import MultiHeadSelfAttention, causal_bias, padding_bias
 from ctxlib.models import hf_format
+from ctxlib.objectives.masking import IGNORE_INDEX
 
 # Checkpoint entries that are buffers or tied copies, not parameters of their own.
 _DERIVED_KEYS = ("embeddings.position_ids", "cls.predictions.decoder.bias")
+# How positions enter: BERT's learned table added to the input, or RoPE (Su et al. 2021,
+# ``ctxlib.layers.positions``): no table, queries and keys rotated by their positions instead.
+POSITION_EMBEDDING_TYPES = ("absolute", "rotary")
 
 
 @dataclass
@@ -56,6 +60,7 @@ class BertConfig:
     # every layer.
     embedding_size: int | None = None
     share_layers: bool = False
+    position_embedding_type: str = "absolute"
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
@@ -70,13 +75,11 @@ class BertConfig:
         for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
             check_probability(name, getattr(self, name), allow_one=False)
         for name in ("layer_norm_eps", "initializer_range"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                raise ValueError(f"{name} must be a positive float, got {value!r}")
+            check_positive_real(name, getattr(self, name))
         if self.embedding_size is not None:
             check_positive_int("embedding_size", self.embedding_size)
-        if not isinstance(self.share_layers, bool):
-            raise TypeError(f"share_layers must be a bool, got {type(self.share_layers).__name__} {self.share_layers!r}")
+        check_bool("share_layers", self.share_layers)
+        check_choice("position_embedding_type", self.position_embedding_type, POSITION_EMBEDDING_TYPES)
         # BERT uses the exact erf GELU; the tanh approximation would silently change every output.
         check_choice("hidden_act", self.hidden_act, ["gelu"])
         if isinstance(self.pad_token_id, bool) or not isinstance(self.pad_token_id, int) \
@@ -100,7 +103,6 @@ class BertConfig:
         if not isinstance(config, dict):
             raise TypeError(f"config must be a dict, got {type(config).__name__}")
         check_choice("model_type", config.get("model_type", "bert"), ["bert"])
-        check_choice("position_embedding_type", config.get("position_embedding_type", "absolute"), ["absolute"])
         for flag in ("is_decoder", "add_cross_attention"):
             if config.get(flag):
                 raise ValueError(f"{flag}=True is not supported: ctxlib's BertModel is an encoder")
@@ -113,7 +115,7 @@ class BertConfig:
         for name, off in (("embedding_size", None), ("share_layers", False)):
             if config[name] == off:
                 del config[name]
-        return {"model_type": "bert", "position_embedding_type": "absolute", **config}
+        return {"model_type": "bert", **config}
 
 
 @dataclass
@@ -152,16 +154,17 @@ class BertEmbeddings(nn.Module):
         super().__init__()
         width = config.embedding_width
         self.word_embeddings = nn.Embedding(config.vocab_size, width, padding_idx=config.pad_token_id)
-        self.position_embeddings = nn.Embedding(config.max_position_embeddings, width)
+        rotary = config.position_embedding_type == "rotary"  # positions enter in attention instead
+        self.position_embeddings = None if rotary else nn.Embedding(config.max_position_embeddings, width)
         self.token_type_embeddings = nn.Embedding(config.type_vocab_size, width)
         self.LayerNorm = nn.LayerNorm(width, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
         self.projection = nn.Linear(width, config.hidden_size) if config.embedding_size is not None else None
 
     def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
-        positions = torch.arange(input_ids.size(1), device=input_ids.device)
-        summed = (self.word_embeddings(input_ids) + self.position_embeddings(positions)
-                  + self.token_type_embeddings(token_type_ids))
+        summed = self.word_embeddings(input_ids) + self.token_type_embeddings(token_type_ids)
+        if self.position_embeddings is not None:
+            summed = summed + self.position_embeddings(torch.arange(input_ids.size(1), device=input_ids.device))
         embedded = self.dropout(self.LayerNorm(summed))
         return embedded if self.projection is None else self.projection(embedded)
 
@@ -189,9 +192,9 @@ class BertAttention(nn.Module):
 
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
-        self.self = MultiHeadSelfAttention(
-            config.hidden_size, config.num_attention_heads, config.attention_probs_dropout_prob
-        )
+        self.self = MultiHeadSelfAttention(config.hidden_size, config.num_attention_heads,
+                                           config.attention_probs_dropout_prob,
+                                           rotary=config.position_embedding_type == "rotary")
         self.output = BertAddNorm(config.hidden_size, config)
 
     def forward(
@@ -305,38 +308,59 @@ class BertPreTrainedModel(nn.Module):
         return {}
 
     @classmethod
+    def options_from_config(cls, config: dict[str, Any]) -> dict[str, Any]:
+        """The constructor options a ``config.json`` holds for this class (what ``hf_config`` wrote)."""
+        return {}
+
+    @classmethod
     def from_pretrained(cls, path: str | Path, **head_options: Any) -> Self:
         """Load a Hugging Face BERT directory: ``config.json`` and ``model.safetensors`` or
         ``pytorch_model.bin``, written by ``BertModel``, ``BertForPreTraining`` or a task model.
-        ``head_options`` go to the constructor (``num_labels=5`` for a task head).
+        The head's options come from ``config.json`` (``num_labels`` of a classifier);
+        ``head_options`` given here go to the constructor in their place.
 
         Heads absent from the checkpoint keep their fresh initialisation, with a warning; a
-        missing encoder weight is an error, since the model would be silently wrong.
+        missing encoder weight is an error, since the model would be silently wrong, and so is a
+        weight whose shape is not the one ``config.json`` implies.
         """
-        model = cls(BertConfig.from_dict(hf_format.read_config(path)), **head_options)
+        raw = hf_format.read_config(path)
+        try:
+            config = BertConfig.from_dict(raw)
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"{hf_format.config_file(path)}: {error}") from None
+        model = cls(config, **{**cls.options_from_config(raw), **head_options})
+        weights = hf_format.weights_file(path)
         state = model._checkpoint_keys(hf_format.read_state_dict(path))
         expected = set(model.state_dict()) - set(model.tied_keys())
         missing = sorted(expected - set(state))
         encoder_missing = [key for key in missing if key.startswith(model.base_prefix)]
         if encoder_missing:
-            raise ValueError(f"path={str(path)!r} lacks encoder weights, e.g. {encoder_missing[:3]}")
+            raise ValueError(f"{weights} lacks encoder weights, e.g. {encoder_missing[:3]}")
+        shapes = {key: tuple(value.shape) for key, value in model.state_dict().items()}
+        wrong = [key for key in sorted(expected & set(state)) if tuple(state[key].shape) != shapes[key]]
+        if wrong:
+            raise ValueError(f"{weights}: {wrong[0]} has shape {tuple(state[wrong[0]].shape)}, but config.json (and "
+                             f"any head option given) makes it {shapes[wrong[0]]} in this {cls.__name__}; "
+                             f"{len(wrong)} weight(s) disagree: the weights and the config do not belong together")
         if missing:
-            warnings.warn(f"{cls.__name__}.from_pretrained: no weights for {missing} in {str(path)!r}; "
+            warnings.warn(f"{cls.__name__}.from_pretrained: no weights for {missing} in {weights}; "
                           "they keep their random initialisation", stacklevel=2)
         # A BertModel reading a pretraining checkpoint skips its heads (cls.*) by design.
         unexpected = sorted(key for key in set(state) - expected if not key.startswith("cls."))
         if unexpected:
             warnings.warn(f"{cls.__name__}.from_pretrained: ignored unknown weights {unexpected[:5]} "
-                          f"in {str(path)!r}", stacklevel=2)
+                          f"in {weights}", stacklevel=2)
         model.load_state_dict({key: value for key, value in state.items() if key in expected}, strict=False)
         return model.eval()
 
     def save_pretrained(self, path: str | Path) -> Path:
         """Write a directory that ``transformers`` (and ``from_pretrained``) load."""
-        if self.config.embedding_size is not None or self.config.share_layers:
-            raise ValueError("save_pretrained writes a Hugging Face BERT, which has no factorised embeddings or shared "
-                             f"layers; this model has embedding_size={self.config.embedding_size}, "
-                             f"share_layers={self.config.share_layers}. Save its state_dict with torch.save instead")
+        config = self.config
+        if config.embedding_size is not None or config.share_layers or config.position_embedding_type != "absolute":
+            raise ValueError("save_pretrained writes a Hugging Face BERT, which has no factorised embeddings, shared "
+                             f"layers or RoPE; this model has embedding_size={config.embedding_size}, "
+                             f"share_layers={config.share_layers}, position_embedding_type="
+                             f"{config.position_embedding_type!r}. Save its state_dict with torch.save instead")
         config = {**self.config.to_dict(), **self.hf_config(), "architectures": [type(self).__name__]}
         if self.tied_keys():
             config["tie_word_embeddings"] = True
@@ -363,7 +387,7 @@ def validate_inputs(
     if batch == 0 or length == 0:
         raise ValueError(f"input_ids is an empty batch (shape {tuple(input_ids.shape)}); "
                          "give at least one sequence of at least one token")
-    if length > config.max_position_embeddings:
+    if config.position_embedding_type == "absolute" and length > config.max_position_embeddings:
         raise ValueError(
             f"input_ids has sequence length {length} > max_position_embeddings="
             f"{config.max_position_embeddings}: BERT's learned absolute position table has no row "
@@ -408,6 +432,7 @@ class BertModel(BertPreTrainedModel):
     def forward(
         self,
         input_ids: torch.Tensor,
+        *,
         attention_mask: torch.Tensor | None = None,
         token_type_ids: torch.Tensor | None = None,
         output_attentions: bool = False,
@@ -425,7 +450,7 @@ class BertModel(BertPreTrainedModel):
         real = None if attention_mask is None else attention_mask.bool()
         bias = None if real is None else padding_bias(attention_mask, hidden.dtype)
         if causal:
-            future = causal_bias(input_ids.size(1), hidden.dtype).to(hidden.device)
+            future = causal_bias(input_ids.size(1), hidden.dtype, hidden.device)
             # Both biases may hide a key; clamping keeps the sum finite (min + min overflows to -inf).
             bias = future if bias is None else (bias + future).clamp(min=torch.finfo(hidden.dtype).min)
         hidden_states, attentions = [hidden], []
@@ -503,6 +528,7 @@ class BertForPreTraining(BertPreTrainedModel):
     def forward(
         self,
         input_ids: torch.Tensor,
+        *,
         attention_mask: torch.Tensor | None = None,
         token_type_ids: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
@@ -512,21 +538,23 @@ class BertForPreTraining(BertPreTrainedModel):
         masked_only: bool = False,
         causal: bool = False,
     ) -> BertPreTrainingOutput:
-        """``labels``: ``[B, T]`` original ids at masked positions, -100 elsewhere (eq 3.1's set M).
+        """``labels``: ``[B, T]`` original ids at masked positions (eq 3.1's set M), ``IGNORE_INDEX``
+        elsewhere.
         ``next_sentence_label``: ``[B]``, 0 = B follows A (IsNext), 1 = B is a random sentence.
 
         With ``masked_only`` (which needs ``labels``), ``prediction_logits`` is ``[|M|, V]``, the
         rows of the masked positions in order: the vocabulary projection, the largest matmul of
         a small model, then runs on 15% of the tokens, as in BERT's own pretraining code
         (``masked_lm_positions``). The loss is the same. ``causal`` goes to ``BertModel``."""
-        out = self.bert(input_ids, attention_mask, token_type_ids, output_attentions, output_hidden_states, causal)
+        out = self.bert(input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
+                        output_attentions=output_attentions, output_hidden_states=output_hidden_states, causal=causal)
         if labels is not None:
             check_index_tensor("labels", labels, ndim=2)
             check_same_shape("labels", labels, "input_ids", input_ids)
         if masked_only:
             if labels is None:
                 raise ValueError("masked_only=True needs labels: they say which positions are masked")
-            masked = labels != -100
+            masked = labels != IGNORE_INDEX
             logits = self.cls.predictions(out.last_hidden_state[masked])
             labels = labels[masked]
         else:
@@ -552,8 +580,11 @@ class BertForPreTraining(BertPreTrainedModel):
 
 def mlm_cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """Eq 3.1 / 4.7: the mean negative log-likelihood of the original token over the masked set M
-    (positions whose label is not -100)."""
+    (positions whose label is not ``IGNORE_INDEX``)."""
     vocab = logits.size(-1)
-    selected = labels[labels != -100]
+    selected = labels[labels != IGNORE_INDEX]
+    if selected.numel() == 0:
+        raise ValueError(f"labels mark no masked position (all are {IGNORE_INDEX}): the MLM loss, a mean over "
+                         "the masked set M, is undefined; mask at least one token")
     check_values_below("labels (at masked positions)", selected, vocab, "vocab_size")
-    return F.cross_entropy(logits.reshape(-1, vocab), labels.reshape(-1), ignore_index=-100)
+    return F.cross_entropy(logits.reshape(-1, vocab), labels.reshape(-1), ignore_index=IGNORE_INDEX)

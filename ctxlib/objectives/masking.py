@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ctxlib._checks import check_index_tensor, check_positive_int, check_probability, check_same_shape
+from ctxlib._checks import (check_bool, check_index_tensor, check_nonnegative_int, check_positive_int, check_probability,
+                            check_same_shape)
 
 IGNORE_INDEX = -100  # label of every position the MLM loss skips (cross-entropy's ignore_index)
 
@@ -36,6 +37,11 @@ def _check_ratios(mlm_probability: float, mask_replace_prob: float, random_repla
             f"mask_replace_prob + random_replace_prob must be at most 1 (the rest is kept unchanged), "
             f"got {mask_replace_prob} + {random_replace_prob} = {mask_replace_prob + random_replace_prob}"
         )
+
+
+def _check_mask_token_id(mask_token_id: object, vocab_size: int) -> None:
+    if isinstance(mask_token_id, bool) or not isinstance(mask_token_id, int) or not 0 <= mask_token_id < vocab_size:
+        raise ValueError(f"mask_token_id must be an int in [0, vocab_size={vocab_size}), got {mask_token_id!r}")
 
 
 def word_starts(word_ids: torch.Tensor) -> torch.Tensor:
@@ -59,7 +65,7 @@ def mask_tokens(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Corrupt ``input_ids`` ``[B, T]`` for MLM; returns ``(inputs, labels)``.
 
-    ``labels`` holds the original id at every selected position and -100 elsewhere.
+    ``labels`` holds the original id at every selected position and ``IGNORE_INDEX`` elsewhere.
     ``special_tokens_mask`` (True or 1 at [CLS], [SEP], padding) marks tokens never selected;
     without it every token is eligible. With ``word_ids`` (see ``word_starts``) each word is
     selected with probability ``mlm_probability`` and then masked in all its pieces; the
@@ -68,8 +74,7 @@ def mask_tokens(
     """
     input_ids = check_index_tensor("input_ids", input_ids, ndim=2)
     check_positive_int("vocab_size", vocab_size)
-    if isinstance(mask_token_id, bool) or not isinstance(mask_token_id, int) or not 0 <= mask_token_id < vocab_size:
-        raise ValueError(f"mask_token_id must be an int in [0, vocab_size={vocab_size}), got {mask_token_id!r}")
+    _check_mask_token_id(mask_token_id, vocab_size)
     _check_ratios(mlm_probability, mask_replace_prob, random_replace_prob)
     if input_ids.numel() and (int(input_ids.min()) < 0 or int(input_ids.max()) >= vocab_size):
         raise ValueError(f"input_ids must lie in [0, vocab_size={vocab_size}), got values in "
@@ -123,6 +128,11 @@ class Masker:
                  random_replace_prob: float = 0.1) -> None:
         check_positive_int("vocab_size", vocab_size)
         check_positive_int("duplicates", duplicates)
+        check_bool("dynamic", dynamic)
+        # An int seed: the per-example generator is seeded from hash((seed, example, round)),
+        # which for ints is the same in every process; a str's hash changes with PYTHONHASHSEED.
+        check_nonnegative_int("seed", seed)
+        _check_mask_token_id(mask_token_id, vocab_size)
         _check_ratios(mlm_probability, mask_replace_prob, random_replace_prob)
         if dynamic and duplicates != 1:
             raise ValueError(f"duplicates={duplicates} only applies to static masking; dynamic masking draws "

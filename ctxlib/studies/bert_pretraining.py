@@ -20,9 +20,9 @@ from ctxlib.analysis.mlm_scores import pretraining_scores
 from ctxlib.data.corpus import Corpus, load_corpus
 from ctxlib.models.bert import BertConfig, BertForPreTraining
 from ctxlib.training.cache import cached_training
-from ctxlib.training.loop import History, TrainConfig, fit
-from ctxlib.training.pretraining_data import (WORDPIECE_VOCAB_SIZE, PretrainingBatch, book_tokenizer, corpus_key,
-                                              corpus_pairs, heldout_batches, pretraining_batches, vocabulary_digest)
+from ctxlib.training.loop import History, TrainConfig, fit, seeded
+from ctxlib.training.pretraining_data import (WORDPIECE_VOCAB_SIZE, PretrainingBatch, book_tokenizer, corpus_pairs,
+                                              heldout_batches, pretraining_batches)
 
 # Width 64 learns more per second of CPU than width 128 (50% vs 30% held-out MLM accuracy after
 # ~70 s); dropout is off because 1,500 steps are about six epochs of 16,000 pairs, each seen with
@@ -55,8 +55,8 @@ def book_bert(corpus: Corpus | None = None, training: TrainConfig = BOOK_BERT_TR
     config = BertConfig(**{**asdict(config), "vocab_size": len(tokenizer)})
 
     def build() -> BertForPreTraining:
-        torch.manual_seed(training.seed)
-        return BertForPreTraining(config)
+        with seeded(training.seed):
+            return BertForPreTraining(config)
 
     def loss(model: BertForPreTraining, batch: PretrainingBatch) -> dict[str, torch.Tensor]:
         if not nsp:
@@ -75,9 +75,8 @@ def book_bert(corpus: Corpus | None = None, training: TrainConfig = BOOK_BERT_TR
                    training,
                    evaluate=lambda m: {f"heldout {k}": v for k, v in asdict(pretraining_scores(m, heldout)).items()})
 
-    key = {"config": asdict(config), "training": asdict(training), "batch_size": BATCH_SIZE, "masking": masking,
-           "dynamic": dynamic, "train_pairs": train_pairs, "nsp": nsp, "vocab": vocabulary_digest(tokenizer),
-           "corpus": corpus_key(corpus)}
+    key = {"config": config, "training": training, "batch_size": BATCH_SIZE, "masking": masking, "dynamic": dynamic,
+           "train_pairs": train_pairs, "nsp": nsp, "vocabulary": tokenizer.get_vocab(), "corpus": corpus}
     model, history = cached_training(name, key, build, train)
     return model, history, tokenizer
 

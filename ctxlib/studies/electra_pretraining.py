@@ -23,9 +23,9 @@ from ctxlib.models.electra import DISCRIMINATOR_WEIGHT, Electra
 from ctxlib.objectives.masking import IGNORE_INDEX
 from ctxlib.studies.bert_pretraining import BATCH_SIZE, BOOK_BERT, BOOK_BERT_TRAINING
 from ctxlib.training.cache import cached_training
-from ctxlib.training.loop import History, TrainConfig, fit
-from ctxlib.training.pretraining_data import (PretrainingBatch, book_tokenizer, corpus_key, corpus_pairs,
-                                              heldout_batches, pretraining_batches, vocabulary_digest)
+from ctxlib.training.loop import History, TrainConfig, fit, seeded
+from ctxlib.training.pretraining_data import (PretrainingBatch, book_tokenizer, corpus_pairs, heldout_batches,
+                                              pretraining_batches)
 
 # The generator input: every selected token becomes [MASK] (Clark et al. 2020, §2).
 ELECTRA_MASKING = {"mask_replace_prob": 1.0, "random_replace_prob": 0.0}
@@ -53,7 +53,8 @@ def electra_scores(model: Electra, batches: Sequence[PretrainingBatch], seed: in
     sampler = torch.Generator().manual_seed(seed)
     right = total = disc_right = disc_total = caught = replaced_total = 0
     for batch in batches:
-        out = model(batch["input_ids"], batch["labels"], batch["attention_mask"], batch["token_type_ids"], sampler)
+        out = model(batch["input_ids"], labels=batch["labels"], attention_mask=batch["attention_mask"],
+                    token_type_ids=batch["token_type_ids"], generator=sampler)
         masked = batch["labels"] != IGNORE_INDEX
         right += int((out.corrupted_ids[masked] == batch["labels"][masked]).sum())  # a sample equal to the original
         total += int(masked.sum())
@@ -80,12 +81,13 @@ def book_electra(corpus: Corpus | None = None, training: TrainConfig = ELECTRA_T
     config = BertConfig(**{**asdict(config), "vocab_size": len(tokenizer)})
 
     def build() -> Electra:
-        torch.manual_seed(training.seed)
-        return Electra(config, generator_layers=generator_layers, generator_hidden_size=generator_hidden_size,
-                       discriminator_weight=discriminator_weight)
+        with seeded(training.seed):
+            return Electra(config, generator_layers=generator_layers, generator_hidden_size=generator_hidden_size,
+                           discriminator_weight=discriminator_weight)
 
     def loss(model: Electra, batch: PretrainingBatch) -> dict[str, torch.Tensor]:
-        out = model(batch["input_ids"], batch["labels"], batch["attention_mask"], batch["token_type_ids"])
+        out = model(batch["input_ids"], labels=batch["labels"], attention_mask=batch["attention_mask"],
+                    token_type_ids=batch["token_type_ids"])
         return {"loss": out.loss, "MLM": out.mlm_loss, "Disc": out.discriminator_loss}
 
     def train(model: Electra) -> History:
@@ -94,9 +96,8 @@ def book_electra(corpus: Corpus | None = None, training: TrainConfig = ELECTRA_T
         return fit(model, pretraining_batches(pairs, tokenizer, BATCH_SIZE, training.seed, **ELECTRA_MASKING), loss,
                    training, evaluate=lambda m: {f"heldout {k}": v for k, v in asdict(electra_scores(m, heldout)).items()})
 
-    key = {"config": asdict(config), "training": asdict(training), "batch_size": BATCH_SIZE,
-           "generator_layers": generator_layers, "generator_hidden_size": generator_hidden_size,
-           "discriminator_weight": discriminator_weight, "vocab": vocabulary_digest(tokenizer),
-           "corpus": corpus_key(corpus)}
+    key = {"config": config, "training": training, "batch_size": BATCH_SIZE, "generator_layers": generator_layers,
+           "generator_hidden_size": generator_hidden_size, "discriminator_weight": discriminator_weight,
+           "vocabulary": tokenizer.get_vocab(), "corpus": corpus}
     model, history = cached_training(name, key, build, train)
     return model, history, tokenizer

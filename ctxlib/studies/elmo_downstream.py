@@ -17,12 +17,11 @@ part of speech (``pos_task``), or the senses of the ten ambiguous words (``sense
 from __future__ import annotations
 
 import copy
-import hashlib
 import math
 import random
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import cached_property
 
 import torch
@@ -30,14 +29,15 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from ctxlib._checks import check_choice, check_positive_int
+from ctxlib._checks import check_bool, check_choice, check_positive_int
 from ctxlib.analysis.layer_probes import sample_sentences
 from ctxlib.data.corpus import Corpus, TaggedSentence, novel_sentences
 from ctxlib.data.vocabulary import Vocabulary
 from ctxlib.layers.scalar_mix import ScalarMix
 from ctxlib.models.elmo import Elmo, batch_to_ids
+from ctxlib.objectives.masking import IGNORE_INDEX
 from ctxlib.training.cache import cached_training
-from ctxlib.training.loop import History, TrainConfig, fit
+from ctxlib.training.loop import History, TrainConfig, fit, seeded
 
 INPUTS = ("base", "replace", "concat")
 
@@ -52,6 +52,7 @@ class Setting:
 
     def __post_init__(self) -> None:
         check_choice("inputs", self.inputs, INPUTS)
+        check_bool("fine_tune", self.fine_tune)
         if self.inputs == "base" and self.fine_tune:
             raise ValueError("fine_tune=True needs ELMo in the input: inputs='base' has no biLM to fine-tune")
 
@@ -88,7 +89,7 @@ class DownstreamTagger(nn.Module):
         self.words = words
         self.embedding = nn.Embedding(len(words), base_dim, padding_idx=0) if uses_base else None
         self.elmo = copy.deepcopy(elmo).requires_grad_(setting.fine_tune) if uses_elmo else None
-        if self.elmo is not None:
+        if self.elmo is not None and self.elmo.bilm.softmax is not None:
             self.elmo.bilm.softmax.requires_grad_(False)  # the LM head plays no part in tagging
         self.mix = ScalarMix(elmo.config.n_layers + 1) if uses_elmo else None
         width = (base_dim if uses_base else 0) + (2 * elmo.config.projection_dim if uses_elmo else 0)
@@ -136,9 +137,9 @@ class TaggingTask:
     field: str
 
     def labels(self, sentences: Sequence[TaggedSentence]) -> torch.Tensor:
-        """``[B, T]`` class ids, -100 on untagged words and padding (ignored by the loss)."""
+        """``[B, T]`` class ids, ``IGNORE_INDEX`` on untagged words and padding (ignored by the loss)."""
         index = {tag: i for i, tag in enumerate(self.tags)}
-        labels = torch.full((len(sentences), max(len(s.tokens) for s in sentences)), -100)
+        labels = torch.full((len(sentences), max(len(s.tokens) for s in sentences)), IGNORE_INDEX)
         for row, sentence in enumerate(sentences):
             for column, tag in enumerate(getattr(sentence, self.field)):
                 if tag is not None:
@@ -235,18 +236,11 @@ def accuracy(model: DownstreamTagger, task: TaggingTask, batch_size: int = 128) 
         chunk = task.test[first:first + batch_size]
         labels, seen = task.labels(chunk), task.seen(chunk)
         correct = model([s.tokens for s in chunk]).argmax(-1) == labels
-        for name, where in (("all", labels != -100), ("seen", (labels != -100) & seen), ("unseen", (labels != -100) & ~seen)):
+        tagged = labels != IGNORE_INDEX
+        for name, where in (("all", tagged), ("seen", tagged & seen), ("unseen", tagged & ~seen)):
             right[name] += int(correct[where].sum())
             total[name] += int(where.sum())
     return {name: right[name] / total[name] if total[name] else math.nan for name in ("all", "seen", "unseen")}
-
-
-def _fingerprint(elmo: Elmo) -> str:
-    digest = hashlib.sha256()
-    for name, tensor in elmo.state_dict().items():
-        digest.update(name.encode())
-        digest.update(tensor.detach().cpu().numpy().tobytes())
-    return digest.hexdigest()[:16]
 
 
 def train_downstream(setting: Setting, task: TaggingTask, elmo: Elmo, training: TrainConfig = DOWNSTREAM_TRAINING,
@@ -255,19 +249,19 @@ def train_downstream(setting: Setting, task: TaggingTask, elmo: Elmo, training: 
     words = task.words
 
     def build() -> DownstreamTagger:
-        torch.manual_seed(training.seed)
-        return DownstreamTagger(setting, len(task.tags), words, elmo if setting.inputs != "base" else None)
+        with seeded(training.seed):
+            return DownstreamTagger(setting, len(task.tags), words, elmo if setting.inputs != "base" else None)
 
     def train(model: DownstreamTagger) -> History:
         def loss_fn(net: DownstreamTagger, batch) -> torch.Tensor:
             sentences, labels = batch
             logits = net(sentences)
-            return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100)
+            return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=IGNORE_INDEX)
         return fit(model, _batches(task, batch_size, training.seed), loss_fn, training,
                    lr_scale={"elmo": BILM_LR_SCALE} if setting.fine_tune else None)
 
-    key = {"setting": asdict(setting), "training": asdict(training), "batch_size": batch_size,
-           "elmo": _fingerprint(elmo), "task": (task.field, len(task.train), len(task.test), task.train[0].tokens, task.tags)}
+    key = {"setting": setting, "training": training, "batch_size": batch_size, "elmo_config": elmo.config,
+           "elmo": elmo.state_dict(), "task": task}
     model, history = cached_training(f"elmo-downstream-{setting.inputs}-{int(setting.fine_tune)}", key, build, train)
     weights = tuple(model.mix.weights().tolist()) if model.mix is not None else None
     return DownstreamResult(setting, accuracy(model, task), model.trainable_parameters(), history, weights)

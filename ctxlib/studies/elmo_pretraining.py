@@ -17,8 +17,9 @@ import torch
 from ctxlib.data.corpus import Corpus, load_corpus
 from ctxlib.data.vocabulary import Vocabulary
 from ctxlib.models.elmo import BiLM, Elmo, ElmoConfig, batch_to_ids
+from ctxlib.objectives.masking import IGNORE_INDEX
 from ctxlib.training.cache import cached_training
-from ctxlib.training.loop import History, TrainConfig, fit
+from ctxlib.training.loop import History, TrainConfig, fit, seeded
 
 BOOK_ELMO = ElmoConfig(
     char_embedding_dim=16, filters=((1, 32), (2, 32), (3, 64), (4, 64), (5, 64)), n_highway=1,
@@ -40,7 +41,7 @@ def lm_batches(sentences: Sequence[Sequence[str]], vocab: Vocabulary, batch_size
     generator = torch.Generator().manual_seed(seed)
     while True:
         chosen = [sentences[i] for i in torch.randint(len(sentences), (batch_size,), generator=generator)]
-        yield batch_to_ids(chosen), vocab.encode(chosen)
+        yield batch_to_ids(chosen), vocab.encode(chosen, pad=IGNORE_INDEX)
 
 
 def bilm_loss(model: BiLM, batch: LMBatch, vocab: Vocabulary) -> dict[str, torch.Tensor]:
@@ -59,7 +60,7 @@ def perplexity(model: BiLM, sentences: Sequence[Sequence[str]], vocab: Vocabular
     for first in range(0, len(sentences), batch_size):
         chunk = sentences[first:first + batch_size]
         count = sum(len(s) + 1 for s in chunk)  # each direction predicts T words and one boundary
-        for name, nll in zip(totals, model.lm_loss(batch_to_ids(chunk), vocab.encode(chunk), vocab.bos_id, vocab.eos_id)):
+        for name, nll in zip(totals, model.lm_loss(batch_to_ids(chunk), vocab.encode(chunk, pad=IGNORE_INDEX), vocab.bos_id, vocab.eos_id)):
             totals[name] += float(nll) * count
         tokens += count
     return {name: math.exp(total / tokens) for name, total in totals.items()}
@@ -85,15 +86,14 @@ def book_elmo(corpus: Corpus | None = None, training: TrainConfig = BOOK_TRAININ
     config = ElmoConfig(**{**asdict(config), "vocab_size": len(vocab)})
 
     def build() -> Elmo:
-        torch.manual_seed(training.seed)
-        return Elmo(config)
+        with seeded(training.seed):
+            return Elmo(config)
 
     def train(elmo: Elmo) -> History:
         batches = lm_batches(train_sentences, vocab, BATCH_SIZE, training.seed)
         return fit(elmo.bilm, batches, lambda model, batch: bilm_loss(model, batch, vocab), training,
                    evaluate=lambda model: {f"heldout {k} perplexity": v for k, v in perplexity(model, heldout, vocab).items()})
 
-    key = {"config": asdict(config), "training": asdict(training), "batch_size": BATCH_SIZE,
-           "corpus": (len(corpus.train), len(corpus.heldout), train_sentences[0], train_sentences[-1])}
+    key = {"config": config, "training": training, "batch_size": BATCH_SIZE, "corpus": corpus}
     elmo, history = cached_training("book-elmo", key, build, train)
     return elmo, history, vocab

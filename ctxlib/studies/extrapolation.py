@@ -12,20 +12,20 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ctxlib._checks import check_choice, check_positive_int
+from ctxlib._checks import check_choice, check_index_tensor, check_positive_int
 from ctxlib.data.corpus import Corpus
 from ctxlib.data.vocabulary import Vocabulary
 from ctxlib.layers.attention import causal_bias
 from ctxlib.layers.positions import alibi_bias, sinusoidal_positions
 from ctxlib.models.bert import BertConfig, BertLayer
 from ctxlib.training.cache import cached_training
-from ctxlib.training.loop import History, TrainConfig, fit
+from ctxlib.training.loop import History, TrainConfig, fit, seeded
 
 SCHEMES = ("learned", "sinusoidal", "RoPE", "ALiBi", "none")
 
@@ -42,27 +42,27 @@ class PositionalLM(nn.Module):
         self.heads = heads
         config = BertConfig(vocab_size=vocab_size, hidden_size=hidden, num_hidden_layers=layers,
                             num_attention_heads=heads, intermediate_size=intermediate, max_position_embeddings=max_length,
-                            hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+                            hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                            position_embedding_type="rotary" if scheme == "RoPE" else "absolute")
         self.embedding = nn.Embedding(vocab_size, hidden)
         self.positions = nn.Embedding(max_length, hidden) if scheme == "learned" else None
         self.norm = nn.LayerNorm(hidden)
         self.layers = nn.ModuleList(BertLayer(config) for _ in range(layers))
-        for layer in self.layers:
-            layer.attention.self.rotary = scheme == "RoPE"
         self.head = nn.Linear(hidden, vocab_size)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         """Next-word logits ``[B, T, V]`` for ``ids`` ``[B, T]``, T at most ``max_length``."""
-        length = ids.shape[1]
+        length = check_index_tensor("ids", ids, ndim=2).shape[1]
         if length > self.max_length:
             raise ValueError(f"ids has length {length} > max_length={self.max_length}")
         x = self.embedding(ids)
         if self.scheme == "learned":
-            x = x + self.positions(torch.arange(length))
+            x = x + self.positions(torch.arange(length, device=ids.device))
         elif self.scheme == "sinusoidal":
-            x = x + sinusoidal_positions(length, x.shape[-1])
+            x = x + sinusoidal_positions(length, x.shape[-1], device=ids.device)
         x = self.norm(x)
-        bias = alibi_bias(self.heads, length, causal=True)[None] if self.scheme == "ALiBi" else causal_bias(length)
+        bias = (alibi_bias(self.heads, length, causal=True, device=ids.device)[None] if self.scheme == "ALiBi"
+                else causal_bias(length, device=ids.device))
         for layer in self.layers:
             x, _ = layer(x, bias, need_weights=False)
         return self.head(x)
@@ -122,14 +122,14 @@ def extrapolation_study(corpus: Corpus, schemes: Sequence[str] = SCHEMES, train_
     losses = {}
     for scheme in schemes:
         def build(scheme=scheme) -> PositionalLM:
-            torch.manual_seed(training.seed)
-            return PositionalLM(scheme, len(vocab), max(lengths))
+            with seeded(training.seed):
+                return PositionalLM(scheme, len(vocab), max(lengths))
 
         def train_model(model: PositionalLM) -> History:
             return fit(model, windows(train, train_length, batch_size, training.seed), lm_loss, training)
 
-        key = {"scheme": scheme, "training": asdict(training), "train_length": train_length, "batch": batch_size,
-               "max_length": max(lengths), "vocab": len(vocab), "stream": (len(train), int(train.sum()))}
+        key = {"scheme": scheme, "training": training, "train_length": train_length, "batch": batch_size,
+               "max_length": max(lengths), "vocabulary": vocab.tokens, "stream": train}
         model, _ = cached_training(f"position-lm-{scheme}", key, build, train_model)
         losses[scheme] = [heldout_loss(model, heldout, n) for n in lengths]
     return Extrapolation(train_length, lengths, losses)

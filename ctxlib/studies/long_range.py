@@ -25,7 +25,7 @@ from torch import nn
 from ctxlib._checks import check_choice, check_positive_int
 from ctxlib.models.bert import BertConfig, BertModel
 from ctxlib.models.elmo import ProjectedLSTM
-from ctxlib.training.loop import TrainConfig, fit
+from ctxlib.training.loop import TrainConfig, fit, seeded
 
 ENCODERS = ("BiLSTM", "self-attention")
 VOCAB = 16  # ids 1 and 2 are the keys, 1..15 the noise; 0 is unused (BERT's padding id)
@@ -76,8 +76,8 @@ def recall_batches(length: int, batch_size: int, seed: int) -> Iterator[tuple[to
 def recall_accuracy(kind: str, length: int, steps: int = 150, batch_size: int = 32, seed: int = 0) -> float:
     """Train ``kind`` on the recall task at distance ``length``; held-out accuracy (chance 0.5)."""
     check_positive_int("length", length)
-    torch.manual_seed(seed)
-    model = RecallModel(kind, max_length=length)
+    with seeded(seed):
+        model = RecallModel(kind, max_length=length)
     fit(model, recall_batches(length, batch_size, seed), lambda m, b: F.cross_entropy(m(b[0]), b[1]),
         TrainConfig(steps=steps, lr=3e-3, weight_decay=0.0, warmup_fraction=0.1, progress=False, seed=seed))
     ids, keys = next(recall_batches(length, 512, seed + 1))

@@ -21,11 +21,11 @@ from ctxlib._checks import check_positive_int
 from ctxlib.analysis.mlm_scores import unmasked_outputs
 from ctxlib.data.corpus import Corpus
 from ctxlib.models.heads import BertForSequenceClassification
-from ctxlib.models.pretrained import minilm
+from ctxlib.models.pretrained import minilm, minilm_version
 from ctxlib.objectives.nsp import NEGATIVE_KINDS, NEXT, SentencePair, contrast_pairs, encode_pairs, sentence_pairs
 from ctxlib.training.cache import cached_training
-from ctxlib.training.loop import History, TrainConfig, fit
-from ctxlib.training.pretraining_data import corpus_key, document_ids
+from ctxlib.training.loop import History, TrainConfig, fit, seeded
+from ctxlib.training.pretraining_data import document_ids
 
 _TRAINING_LENGTH = 128  # the book's pairs are shorter; MiniLM's limit is 512
 
@@ -90,8 +90,8 @@ def minilm_nsp(corpus: Corpus, steps: int = 100, batch_size: int = 16, lr: float
 
     def build() -> BertForSequenceClassification:
         model = BertForSequenceClassification(encoder.config, 2)
-        torch.manual_seed(seed)
-        model.apply(model._init_module)
+        with seeded(seed):
+            model.apply(model._init_module)
         model.bert.load_state_dict(encoder.state_dict())
         model.bert.embeddings.word_embeddings.requires_grad_(False)  # as in ctxlib.studies.finetuning
         return model
@@ -99,12 +99,12 @@ def minilm_nsp(corpus: Corpus, steps: int = 100, batch_size: int = 16, lr: float
     def train(model: BertForSequenceClassification) -> History:
         pairs = sentence_pairs(document_ids(corpus, "train", tokenizer)[0], seed=seed)
         return fit(model, _batches(pairs, tokenizer, batch_size, seed),
-                   lambda m, b: m(b["input_ids"], b["attention_mask"], b["token_type_ids"],
-                                  labels=b["next_sentence_label"]).loss,
+                   lambda m, b: m(b["input_ids"], attention_mask=b["attention_mask"],
+                                  token_type_ids=b["token_type_ids"], labels=b["next_sentence_label"]).loss,
                    TrainConfig(steps=steps, lr=lr, seed=seed, description="MiniLM on NSP"),
                    lr_scale={"classifier": 100.0})
 
-    key = {"steps": steps, "batch_size": batch_size, "lr": lr, "seed": seed,
-           "corpus": corpus_key(corpus)}
+    key = {"steps": steps, "batch_size": batch_size, "lr": lr, "seed": seed, "minilm": minilm_version(),
+           "corpus": corpus}
     model, history = cached_training("minilm-nsp", key, build, train)
     return model, history, tokenizer

@@ -1,19 +1,60 @@
-"""The experiment cache: train once, then load.
+"""The experiment cache: train once, then load. Every model the book trains goes through it.
+
+A trained model is stored under a key made of three parts, so that nothing it depends on can
+change without the key changing:
+
+* the **settings and the data**, the ``key`` mapping a recipe passes (its config dataclasses,
+  step counts, seeds, and the data itself: a ``Corpus``, a tensor, a task's file contents).
+  ``fingerprint`` digests it in full and canonically: a dataclass by its type and fields, a
+  tensor by its dtype, shape and every byte, a corpus sentence by sentence. There is no
+  printed stand-in (``str`` of a big tensor elides its middle, so two tensors would collide).
+* the **code**: ``source_digest`` of the module that defines the recipe's ``build`` and
+  ``train`` and of every ctxlib module it imports, transitively. Per module, not per package:
+  ctxlib has no lazy imports, so the static import closure holds all the library code a recipe
+  can run, and an edit elsewhere (a figure, another chapter's study) does not force the book to
+  retrain every model. Comments and docstrings are left out (the code's syntax tree is
+  digested), since they cannot change what is trained. A recipe defined where no source file
+  exists (a notebook cell) is keyed on all of ctxlib.
+* the **torch version**, whose kernels and initialisers the weights also depend on.
+
+Writes are atomic with a unique temporary name (``ctxlib._files.atomic_path``). A cache file
+that cannot be read is reported, removed and trained afresh; a cache folder that cannot be
+written to costs the caching, never the trained model.
+
+The source of each module is read when ``cached_training`` first needs it (and, for modules
+already imported, when this module is imported), then kept for the life of the process, so
+the digest describes the code that is running; a kernel that keeps running after ctxlib's files
+are edited should be restarted, as it would be to run the new code at all.
 """
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import functools
 import hashlib
+import importlib.util
 import json
+import math
 import os
-from collections.abc import Callable
+import pickle
+import re
+import sys
+import warnings
+import zipfile
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
+from ctxlib._files import atomic_path
 from ctxlib.training.loop import History
+
+LIBRARY = "ctxlib"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 def cache_dir() -> Path:
@@ -21,27 +62,219 @@ def cache_dir() -> Path:
     return Path(os.environ.get("CTXBOOK_CACHE", Path.home() / ".cache" / "ctxbook"))
 
 
+# --------------------------------------------------------------------------------------------
+# The settings and the data.
+
+_SCALARS = (type(None), bool, int, float, str)
+
+
+def _encode(value: Any, out: list[bytes], where: str) -> None:
+    kind = type(value)
+    if kind in _SCALARS:
+        if kind is float and not math.isfinite(value):
+            raise ValueError(f"key{where} is {value}: a cache key must be finite")
+        out.append(f"{kind.__name__}:{value!r}".encode())
+    elif kind in (list, tuple):
+        if all(type(item) in _SCALARS and type(item) is not float for item in value):
+            out.append(f"{kind.__name__}{value!r}".encode())  # repr of str/int/None is exact: the fast path
+            return
+        out.append(f"{kind.__name__}[{len(value)}".encode())
+        for i, item in enumerate(value):
+            _encode(item, out, f"{where}[{i}]")
+        out.append(b"]")
+    elif isinstance(value, Mapping):
+        if not all(isinstance(k, str) for k in value):
+            raise TypeError(f"key{where} has a non-str key among {list(value)[:5]}: use str keys")
+        out.append(f"dict{{{len(value)}".encode())
+        for name in sorted(value):
+            out.append(name.encode())
+            _encode(value[name], out, f"{where}[{name!r}]")
+        out.append(b"}")
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out.append(f"@{kind.__module__}.{kind.__qualname__}(".encode())
+        for field in dataclasses.fields(value):
+            out.append(field.name.encode())
+            _encode(getattr(value, field.name), out, f"{where}.{field.name}")
+        out.append(b")")
+    elif isinstance(value, torch.Tensor):
+        tensor = value.detach().cpu().contiguous()
+        out.append(f"tensor:{tensor.dtype}:{tuple(tensor.shape)}:".encode())
+        out.append(tensor.reshape(-1).view(torch.uint8).numpy().tobytes())
+    elif isinstance(value, np.ndarray):
+        out.append(f"ndarray:{value.dtype.str}:{value.shape}:".encode())
+        out.append(np.ascontiguousarray(value).tobytes())
+    elif isinstance(value, bytes):
+        out.append(f"bytes:{len(value)}:".encode() + value)
+    else:
+        raise TypeError(f"key{where} is a {kind.__name__}, which the cache cannot digest; give its data "
+                        "(numbers, strings, lists, dicts, dataclasses, tensors, arrays or bytes)")
+
+
+def fingerprint(value: Any) -> str:
+    """The SHA-256 (hex) of ``value``'s canonical encoding: equal exactly when the values are
+    equal in type and content (every element of every tensor; every sentence of a corpus)."""
+    out: list[bytes] = []
+    _encode(value, out, "")
+    digest = hashlib.sha256()
+    for part in out:
+        digest.update(len(part).to_bytes(8, "little"))  # length-prefixed: no two encodings run together
+        digest.update(part)
+    return digest.hexdigest()
+
+
+# --------------------------------------------------------------------------------------------
+# The code.
+
+_SOURCES: dict[str, bytes | None] = {}
+
+
+def _source_file(module: str) -> Path | None:
+    """``module``'s source file, found without importing it; None if it has none."""
+    loaded = sys.modules.get(module)
+    if loaded is not None:
+        origin = getattr(loaded, "__file__", None)
+    else:
+        top, *inner = module.split(".")
+        try:
+            spec = importlib.util.find_spec(top)  # a top-level spec: found, not imported
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None or not inner:
+            origin = spec.origin if spec is not None else None
+        elif not spec.submodule_search_locations:
+            origin = None
+        else:
+            place = Path(next(iter(spec.submodule_search_locations))).joinpath(*inner)
+            origin = next((str(f) for f in (place.with_suffix(".py"), place / "__init__.py") if f.is_file()), None)
+    return Path(origin) if origin and origin.endswith(".py") else None
+
+
+def _source(module: str) -> bytes | None:
+    """The bytes of ``module``'s source file, read once per process; None if it has none."""
+    if module not in _SOURCES:
+        file = _source_file(module)
+        _SOURCES[module] = file.read_bytes() if file is not None else None
+    return _SOURCES[module]
+
+
+def _without_docstrings(tree: ast.AST) -> ast.AST:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                node.body = node.body[1:] or [ast.Pass()]
+    return tree
+
+
+def _imports(tree: ast.AST, package: str) -> set[str]:
+    """The modules of ``package`` that ``tree`` imports (``from a.b import c``: a.b, and a.b.c
+    where c is a module)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+        else:
+            continue
+        for name in names:
+            if name == package or name.startswith(package + "."):
+                parts = name.split(".")
+                # Every enclosing package runs its __init__ too.
+                found.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return {name for name in found if _source(name) is not None}
+
+
+@functools.cache
+def _code(module: str, package: str) -> tuple[str, list[str] | None]:
+    """``module``'s syntax tree without docstrings, and the ``package`` modules it imports
+    (None: it has no source, so its imports cannot be seen)."""
+    source = _source(module)
+    if source is None:
+        return "", None
+    tree = ast.parse(source)
+    return ast.dump(_without_docstrings(tree)), sorted(_imports(tree, package))
+
+
+def _all_modules(package: str) -> list[str]:
+    root = Path(importlib.util.find_spec(package).origin).parent
+    return [".".join((package, *path.relative_to(root).with_suffix("").parts)).removesuffix(".__init__")
+            for path in sorted(root.rglob("*.py"))]
+
+
+def source_digest(modules: Iterable[str], package: str = LIBRARY) -> str:
+    """SHA-256 of the code of ``modules`` and of every ``package`` module they import,
+    transitively: each module's syntax tree without docstrings (so comments, docstrings and
+    layout do not count). A module without a source file (``__main__`` in a notebook) stands
+    for all of ``package``, whose imports cannot be seen."""
+    pending, code = list(modules), {}
+    while pending:
+        module = pending.pop()
+        if module not in code:
+            code[module], imported = _code(module, package)
+            pending += imported if imported is not None else _all_modules(package)
+    return fingerprint(code)
+
+
+for _module in list(sys.modules):  # the code already imported, as it was imported
+    if _module == LIBRARY or _module.startswith(LIBRARY + "."):
+        _source(_module)
+
+
+# --------------------------------------------------------------------------------------------
+# Train once, then load.
+
+# What a damaged or foreign cache file raises when read: a truncated zip, bytes that are no
+# checkpoint, a checkpoint of another shape.
+_UNREADABLE = (OSError, EOFError, RuntimeError, ValueError, KeyError, TypeError, pickle.UnpicklingError,
+               zipfile.BadZipFile)
+
+
+def cache_path(name: str, key: Mapping[str, Any], build: Callable[[], nn.Module], train: Callable[[nn.Module], History],
+               code: Iterable[str] = ()) -> Path:
+    """Where ``cached_training`` keeps this result (see the module docstring for the key)."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ValueError(f"name must be a file-name-safe str (letters, digits, '.', '_', '-'), got {name!r}")
+    if not isinstance(key, Mapping):
+        raise TypeError(f"key must be a dict of what the result depends on, got {type(key).__name__}")
+    modules = {build.__module__, train.__module__, *code}
+    digest = fingerprint({"key": key, "code": source_digest(modules), "torch": str(torch.__version__)})
+    return cache_dir() / f"{name}-{digest[:16]}.pt"
+
+
 def cached_training(
     name: str,
-    key: dict[str, Any],
+    key: Mapping[str, Any],
     build: Callable[[], nn.Module],
     train: Callable[[nn.Module], History],
+    code: Iterable[str] = (),
 ) -> tuple[nn.Module, History]:
-    """``build()`` a model and ``train`` it, or load what an earlier run with the same ``key``
-    trained. ``key`` holds everything the result depends on (sizes, steps, seed, data
-    version); it names the checkpoint, so changing any of it trains afresh."""
-    digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:12]
-    path = cache_dir() / f"{name}-{digest}.pt"
+    """``build()`` a model and ``train`` it, or load what an earlier run with the same key trained.
+
+    ``key`` holds every setting and all the data the result depends on (configs, steps, seeds,
+    the corpus); the code is added by itself: the modules defining ``build`` and ``train``, the
+    modules named in ``code``, and the ctxlib modules they import. Returns the model in eval
+    mode and its training history."""
+    path = cache_path(name, key, build, train, code)
     model = build()
     if path.is_file():
-        saved = torch.load(path, map_location="cpu", weights_only=True)
-        model.load_state_dict(saved["state_dict"])
-        return model.eval(), History.from_dict(json.loads(saved["history"]))
+        try:
+            saved = torch.load(path, map_location="cpu", weights_only=True)
+            model.load_state_dict(saved["state_dict"])
+            return model.eval(), History.from_dict(json.loads(saved["history"]))
+        except _UNREADABLE as error:
+            warnings.warn(f"cached_training: the cache file {path} cannot be read ({type(error).__name__}: "
+                          f"{str(error)[:200]}); it is removed and {name!r} is trained afresh", stacklevel=2)
+            path.unlink(missing_ok=True)
+            model = build()  # a half-loaded state dict must not survive into training
     history = train(model)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Write then rename, so an interrupted run never leaves a half checkpoint behind.
-    partial = path.with_suffix(".partial")
-    torch.save({"state_dict": model.state_dict(), "history": json.dumps(history.to_dict()), "key": json.dumps(key, default=str)}, partial)
-    partial.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(path) as temporary:
+            torch.save({"state_dict": model.state_dict(), "history": json.dumps(history.to_dict())}, temporary)
+    except OSError as error:
+        warnings.warn(f"cached_training: could not write {path} ({type(error).__name__}: {error}); the trained "
+                      f"{name!r} is returned but not kept, and the next run trains it again. Set CTXBOOK_CACHE "
+                      "to a writable folder", stacklevel=2)
     return model.eval(), history
-

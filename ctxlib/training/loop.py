@@ -9,11 +9,13 @@ Every chapter that trains something calls ``fit``. What it does, and why:
 * **linear warmup, then linear decay** to 0: Adam's second-moment estimates are poor in the
   first steps, and large early updates are what makes Transformer training diverge.
 * **gradient-norm clipping**: one bad batch cannot throw the weights far.
-* optional **bf16 autocast** on the CPU, and optional **gradient checkpointing** of BERT's
+* optional **bf16 autocast** on the model's device, and optional **gradient checkpointing** of BERT's
   encoder blocks (activations recomputed in the backward pass instead of stored).
-* a NaN or infinite loss stops training at once, with a ``Diverged`` error that names the step
-  and keeps the history up to it (a chapter can plot a run that blew up).
-* bounded by ``steps``, with a tqdm bar, deterministic given ``seed``; returns a ``History``.
+* a NaN or infinite loss, or gradient, stops training before the step that would write it
+  into the weights, with a ``Diverged`` error that names the step and keeps the history up to it
+  (a chapter can plot a run that blew up).
+* bounded by ``steps``, with a tqdm bar, deterministic given ``seed`` (the caller's own random
+  state is left alone); returns a ``History``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +31,8 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from ctxlib._checks import check_choice, check_max_grad_norm, check_positive_int, check_probability
+from ctxlib._checks import (check_bool, check_choice, check_max_grad_norm, check_nonnegative_int, check_positive_int,
+                            check_positive_real, check_probability, check_real)
 
 LossOutput = torch.Tensor | dict[str, torch.Tensor]
 OPTIMIZERS = ("adamw", "adam_l2")
@@ -54,15 +58,21 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         check_positive_int("steps", self.steps)
-        if not (isinstance(self.lr, (int, float)) and self.lr > 0):
-            raise ValueError(f"lr must be a positive float, got {self.lr!r}")
-        if not (isinstance(self.weight_decay, (int, float)) and self.weight_decay >= 0):
-            raise ValueError(f"weight_decay must be a float >= 0, got {self.weight_decay!r}")
+        check_positive_real("lr", self.lr)
+        check_real("weight_decay", self.weight_decay, minimum=0)
         check_probability("warmup_fraction", self.warmup_fraction)
+        if not (isinstance(self.betas, tuple) and len(self.betas) == 2):
+            raise ValueError(f"betas must be a pair (beta1, beta2), got {self.betas!r}")
+        for name, beta in zip(("betas[0]", "betas[1]"), self.betas):
+            check_probability(name, beta, allow_one=False)
         check_choice("optimizer", self.optimizer, OPTIMIZERS)
         check_max_grad_norm(self.max_grad_norm)
-        if self.eval_every < 0:
-            raise ValueError(f"eval_every must be >= 0 (0: evaluate only at the end), got {self.eval_every}")
+        for name in ("bf16", "gradient_checkpointing", "progress"):
+            check_bool(name, getattr(self, name))
+        check_nonnegative_int("seed", self.seed)
+        check_nonnegative_int("eval_every", self.eval_every)  # 0: evaluate only at the end
+        if not isinstance(self.description, str):
+            raise TypeError(f"description must be a str, got {type(self.description).__name__}")
 
     @property
     def warmup_steps(self) -> int:
@@ -93,8 +103,25 @@ class History:
                    data.get("seconds", math.nan))
 
 
+@contextmanager
+def seeded(seed: int) -> Iterator[None]:
+    """Run a block with torch's global random state seeded to ``seed`` (parameter
+    initialisation, dropout), then hand the caller back the state it had before: the block is
+    reproducible, and a library call never resets the caller's own random stream."""
+    check_nonnegative_int("seed", seed)
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        yield
+
+
+def device_type(model: nn.Module) -> str:
+    """The device type of ``model``'s parameters ("cpu", "cuda", ...), for ``torch.autocast``."""
+    return next((p.device.type for p in model.parameters()), "cpu")
+
+
 class Diverged(FloatingPointError):
-    """The loss became NaN or infinite at ``step``; ``history`` holds every step before it."""
+    """The loss or the gradient became NaN or infinite at ``step``; the weights are those before
+    that step, and ``history`` holds every step before it."""
 
     def __init__(self, message: str, step: int, history: History) -> None:
         super().__init__(message)
@@ -154,11 +181,25 @@ def fit(
     ``loss_fn(model, batch)`` returns the loss, or a dict with a ``"loss"`` entry and any other
     scalars worth recording (they go into ``History.train``). ``evaluate(model)`` runs in eval
     mode without gradients every ``eval_every`` steps and after the last one. ``lr_scale``
-    scales the learning rate of named submodules (see ``parameter_groups``).
+    scales the learning rate of named submodules (see ``parameter_groups``). The random draws
+    inside (dropout) come from ``config.seed``; the caller's random state is left as it was.
+
+    A loss or gradient norm that is NaN or infinite stops training before the optimizer step
+    (``Diverged``), so the model keeps the last finite weights.
     """
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
-    torch.manual_seed(config.seed)
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if not isinstance(batches, Iterator):
+        raise TypeError(f"batches must be an iterator (a generator, or iter(a_list)), got {type(batches).__name__}")
+    with seeded(config.seed):
+        return _fit(model, batches, loss_fn, config, evaluate, lr_scale)
+
+
+def _fit(model: nn.Module, batches: Iterator[Any], loss_fn: Callable[[nn.Module, Any], LossOutput],
+         config: TrainConfig, evaluate: Callable[[nn.Module], dict[str, float]] | None,
+         lr_scale: Mapping[str, float] | None) -> History:
     if config.gradient_checkpointing:
         enable_gradient_checkpointing(model)
     groups = parameter_groups(model, config.weight_decay, config.lr, lr_scale)
@@ -178,11 +219,18 @@ def fit(
     evaluating = 0.0
     for step in bar:
         model.train()
-        batch = next(batches)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.bf16):
+        try:
+            batch = next(batches)
+        except StopIteration:
+            raise ValueError(f"batches ran out at step {step} of {config.steps}: give an endless iterator "
+                             "or at least steps batches") from None
+        with torch.autocast(device_type(model), dtype=torch.bfloat16, enabled=config.bf16):
             output = loss_fn(model, batch)
         metrics = output if isinstance(output, dict) else {"loss": output}
-        loss = metrics["loss"]
+        loss = metrics.get("loss")
+        if not (isinstance(loss, torch.Tensor) and loss.numel() == 1 and loss.requires_grad):
+            raise TypeError(f"loss_fn must return a scalar tensor with a gradient (or a dict with one under 'loss'), "
+                            f"got {type(loss).__name__ if not isinstance(loss, torch.Tensor) else tuple(loss.shape)}")
         loss_value = float(loss.detach())
         if not math.isfinite(loss_value):
             history.seconds = time.perf_counter() - started - evaluating
@@ -193,6 +241,12 @@ def fit(
         loss.backward()
         max_norm = config.max_grad_norm if config.max_grad_norm is not None else math.inf
         grad_norm = torch.nn.utils.clip_grad_norm_(parameters, max_norm)
+        if not math.isfinite(float(grad_norm)):
+            history.seconds = time.perf_counter() - started - evaluating
+            raise Diverged(
+                f"the gradient norm is {float(grad_norm)} at step {step} of {config.steps} (loss {loss_value:.4g}): "
+                "the step was not taken and the weights are those before it; lower lr or look for an overflow "
+                "(bf16, a log of 0) in the loss", step, history)
         history.lr.append(schedule.get_last_lr()[0])
         optimizer.step()
         schedule.step()

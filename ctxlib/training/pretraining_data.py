@@ -17,6 +17,7 @@ import torch
 from transformers import BertTokenizerFast
 
 from ctxlib._checks import check_positive_int
+from ctxlib._files import write_text_atomically
 from ctxlib.data.corpus import Corpus, load_corpus
 from ctxlib.objectives.masking import IGNORE_INDEX, Masker, mask_tokens
 from ctxlib.objectives.nsp import SentencePair, encode_pairs, sentence_pairs, truncate_pair
@@ -58,19 +59,13 @@ def book_tokenizer(corpus: Corpus | None = None, vocab_size: int = WORDPIECE_VOC
     pieces += [w for w in sorted(counts, key=lambda w: (-counts[w], w)) if w not in known][: vocab_size - len(pieces)]
     text = "\n".join(pieces) + "\n"
     folder = cache_dir() / f"book-wordpiece-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "vocab.txt").write_text(text, encoding="utf-8")
+    vocabulary = folder / "vocab.txt"
+    # Named by its content, so a file already there is this very vocabulary, unless damaged:
+    # rewrite only then (and atomically), so concurrent readers never see it half written.
+    if not (vocabulary.is_file() and vocabulary.read_bytes() == text.encode()):
+        folder.mkdir(parents=True, exist_ok=True)
+        write_text_atomically(vocabulary, text)
     return BertTokenizerFast.from_pretrained(folder, do_lower_case=True)
-
-
-def corpus_key(corpus: Corpus) -> tuple:
-    """What identifies a corpus in a cache key: its sizes and its first and last sentences."""
-    return len(corpus.train), len(corpus.heldout), corpus.train[0].tokens, corpus.train[-1].tokens
-
-
-def vocabulary_digest(tokenizer: BertTokenizerFast) -> str:
-    tokens = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
-    return hashlib.sha256("\n".join(tokens).encode()).hexdigest()[:12]
 
 
 def document_ids(corpus: Corpus, split: str, tokenizer: BertTokenizerFast) -> tuple[list[list[list[int]]], list[str]]:
@@ -120,7 +115,7 @@ def statically_masked(pairs: Sequence[SentencePair], tokenizer: BertTokenizerFas
 
 
 def collate(rows: Sequence[PretrainingBatch], pad_id: int) -> PretrainingBatch:
-    """Stack one-row batches into one, padding each to the longest (labels padded with -100)."""
+    """Stack one-row batches into one, padding each to the longest (labels padded with ``IGNORE_INDEX``)."""
     if len(rows) == 0:
         raise ValueError("rows is empty: give at least one encoded pair to collate")
     length = max(row["input_ids"].shape[1] for row in rows)

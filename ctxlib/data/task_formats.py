@@ -12,6 +12,10 @@
 
 ``entity_spans`` and ``entity_f1`` score NER at the entity level, as the CoNLL evaluation does:
 an entity counts only if its type and both boundaries are right.
+
+Files are read as UTF-8 (a byte-order mark is accepted; other bytes are an error naming the
+file). Each writer checks every example before it opens anything, refuses what its own reader
+would reject or read back differently, and writes atomically: a failed write leaves the old file.
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from ctxlib._files import as_path, read_text, write_text_atomically
 
 
 @dataclass(frozen=True)
@@ -34,10 +41,15 @@ class LabelledText:
     label: str
 
 
+def _one_line(text: object) -> bool:
+    """A non-empty str that reads back as the same single line (``str.splitlines`` also splits
+    on \\r, \\x0b, \\x1c-\\x1e, \\x85, \\u2028 and \\u2029)."""
+    return isinstance(text, str) and text != "" and text.splitlines() == [text]
+
+
 def read_labelled_tsv(path: str | Path) -> list[LabelledText]:
     """Sentences and labels of a ``sentence\tlabel`` TSV file with that header."""
-    with open(path, encoding="utf-8") as file:
-        lines = file.read().splitlines()
+    lines = read_text(as_path("path", path)).splitlines()
     if not lines or lines[0].split("\t") != ["sentence", "label"]:
         raise ValueError(f"{path}: the first line must be the header 'sentence<TAB>label', got {lines[:1]}")
     examples = []
@@ -51,12 +63,16 @@ def read_labelled_tsv(path: str | Path) -> list[LabelledText]:
 
 def write_labelled_tsv(path: str | Path, examples: Sequence[LabelledText]) -> None:
     """Write ``examples`` in the layout ``read_labelled_tsv`` reads."""
-    with open(path, "w", encoding="utf-8") as file:
-        file.write("sentence\tlabel\n")
-        for example in examples:
-            if "\t" in example.text or "\n" in example.text:
-                raise ValueError(f"a TSV sentence may not hold a tab or newline: {example.text!r}")
-            file.write(f"{example.text}\t{example.label}\n")
+    path = as_path("path", path)
+    for number, example in enumerate(examples):
+        if not isinstance(example, LabelledText):
+            raise TypeError(f"examples[{number}] must be a LabelledText, got {type(example).__name__}")
+        for name in ("text", "label"):
+            value = getattr(example, name)
+            if not _one_line(value) or "\t" in value:
+                raise ValueError(f"examples[{number}].{name} must be a non-empty str on one line without a tab "
+                                 f"(the TSV's separators), got {value!r}")
+    write_text_atomically(path, "sentence\tlabel\n" + "".join(f"{e.text}\t{e.label}\n" for e in examples))
 
 
 def check_bio(tags: Sequence[str], where: str = "tags") -> None:
@@ -74,20 +90,19 @@ def check_bio(tags: Sequence[str], where: str = "tags") -> None:
 def read_conll(path: str | Path) -> list[TaggedTokens]:
     """Sentences of a CoNLL-style file: token in the first column, BIO tag in the last."""
     sentences, tokens, tags = [], [], []
-    with open(path, encoding="utf-8") as file:
-        for number, line in enumerate(file, start=1):
-            fields = line.split()
-            if not fields or fields[0] == "-DOCSTART-":
-                if tokens:
-                    check_bio(tags, f"{path}: the sentence ending at line {number - 1}")
-                    sentences.append(TaggedTokens(tuple(tokens), tuple(tags)))
-                    tokens, tags = [], []
-                continue
-            if len(fields) < 2:
-                raise ValueError(f"{path}: line {number} has one column, {line.strip()!r}; "
-                                 "a CoNLL line needs a token and a tag")
-            tokens.append(fields[0])
-            tags.append(fields[-1])
+    for number, line in enumerate(read_text(as_path("path", path)).splitlines(), start=1):
+        fields = line.split()
+        if not fields or fields[0] == "-DOCSTART-":
+            if tokens:
+                check_bio(tags, f"{path}: the sentence ending at line {number - 1}")
+                sentences.append(TaggedTokens(tuple(tokens), tuple(tags)))
+                tokens, tags = [], []
+            continue
+        if len(fields) < 2:
+            raise ValueError(f"{path}: line {number} has one column, {line.strip()!r}; "
+                             "a CoNLL line needs a token and a tag")
+        tokens.append(fields[0])
+        tags.append(fields[-1])
     if tokens:
         check_bio(tags, f"{path}: the last sentence")
         sentences.append(TaggedTokens(tuple(tokens), tuple(tags)))
@@ -96,11 +111,22 @@ def read_conll(path: str | Path) -> list[TaggedTokens]:
 
 def write_conll(path: str | Path, sentences: Sequence[TaggedTokens]) -> None:
     """Write ``sentences`` as two CoNLL columns (token, BIO tag), a blank line after each."""
-    with open(path, "w", encoding="utf-8") as file:
-        for number, sentence in enumerate(sentences):
-            check_bio(sentence.tags, f"sentence {number}")
-            file.writelines(f"{token} {tag}\n" for token, tag in zip(sentence.tokens, sentence.tags))
-            file.write("\n")
+    path = as_path("path", path)
+    for number, sentence in enumerate(sentences):
+        if not isinstance(sentence, TaggedTokens):
+            raise TypeError(f"sentences[{number}] must be a TaggedTokens, got {type(sentence).__name__}")
+        if not sentence.tokens or len(sentence.tokens) != len(sentence.tags):
+            raise ValueError(f"sentences[{number}] must have one tag per token and at least one token, got "
+                             f"{len(sentence.tokens)} tokens and {len(sentence.tags)} tags")
+        for i, word in enumerate((*sentence.tokens, *sentence.tags)):
+            # A column is split on whitespace when read back, and -DOCSTART- ends a document.
+            if not isinstance(word, str) or word.split() != [word] or word == "-DOCSTART-":
+                kind = "token" if i < len(sentence.tokens) else "tag"
+                raise ValueError(f"sentences[{number}]: {kind} {word!r} cannot be a CoNLL column (a non-empty str "
+                                 "without whitespace, not -DOCSTART-)")
+        check_bio(sentence.tags, f"sentences[{number}]")
+    write_text_atomically(path, "".join("".join(f"{token} {tag}\n" for token, tag in zip(s.tokens, s.tags)) + "\n"
+                                        for s in sentences))
 
 
 def entity_spans(tags: Sequence[str]) -> set[tuple[str, int, int]]:
@@ -149,45 +175,88 @@ class QAExample:
     answers: tuple[Answer, ...]
 
 
+def _squad_example(qa: Any, context: str, where: str) -> QAExample:
+    """One question of a SQuAD file, checked: its fields' types, each answer against the context."""
+    if not isinstance(qa, dict):
+        raise ValueError(f"{where}: a question must be a JSON object, got {type(qa).__name__}")
+    for name in ("id", "question"):
+        if not isinstance(qa.get(name), str) or not qa[name]:
+            raise ValueError(f"{where}: {name!r} must be a non-empty string, got {qa.get(name)!r}")
+    where = f"{where} (question {qa['id']!r})"
+    impossible = qa.get("is_impossible", False)
+    if not isinstance(impossible, bool):
+        raise ValueError(f"{where}: is_impossible must be true or false, got {impossible!r}")
+    raw = qa.get("answers", [])
+    if not isinstance(raw, list):
+        raise ValueError(f"{where}: answers must be a list, got {type(raw).__name__}")
+    answers = []
+    for answer in raw:
+        text, start = (answer.get("text"), answer.get("answer_start")) if isinstance(answer, dict) else (None, None)
+        if not isinstance(text, str) or not text:
+            raise ValueError(f"{where}: an answer's text must be a non-empty string, got {text!r}")
+        if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+            raise ValueError(f"{where}: answer_start must be a character offset >= 0, got {start!r}")
+        found = context[start:start + len(text)]
+        if found != text:
+            raise ValueError(f"{where}: the context at {start} reads {found!r}, not the answer {text!r}")
+        answers.append(Answer(text, start))
+    if impossible and answers:
+        raise ValueError(f"{where}: it is marked unanswerable but has answers")
+    if not impossible and not answers:
+        raise ValueError(f"{where}: it has no answer and is not marked is_impossible")
+    return QAExample(qa["id"], context, qa["question"], tuple(answers))
+
+
+def _check_unique_ids(examples: Sequence[QAExample], where: str) -> None:
+    seen: set[str] = set()
+    for example in examples:
+        if example.id in seen:
+            raise ValueError(f"{where}: question id {example.id!r} occurs twice; ids must be unique")
+        seen.add(example.id)
+
+
 def read_squad(path: str | Path) -> list[QAExample]:
     """Every question of a SQuAD v1.1 or v2.0 file, answers checked against their contexts."""
-    with open(path, encoding="utf-8") as file:
-        data = json.load(file)
-    if "data" not in data:
-        raise ValueError(f"{path}: a SQuAD file has a top-level 'data' list; got keys {sorted(data)}")
+    path = as_path("path", path)
+    try:
+        data = json.loads(read_text(path))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not valid JSON ({error})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        raise ValueError(f"{path}: a SQuAD file has a top-level 'data' list; got "
+                         f"{sorted(data) if isinstance(data, dict) else type(data).__name__}")
     examples = []
-    for article in data["data"]:
-        for paragraph in article["paragraphs"]:
-            context = paragraph["context"]
-            for qa in paragraph["qas"]:
-                answers = tuple(Answer(a["text"], a["answer_start"]) for a in qa.get("answers", []))
-                impossible = qa.get("is_impossible", False)
-                if impossible and answers:
-                    raise ValueError(f"{path}: question {qa['id']!r} is marked unanswerable but has answers")
-                if not impossible and not answers:
-                    raise ValueError(f"{path}: question {qa['id']!r} has no answer and is not marked is_impossible")
-                for answer in answers:
-                    found = context[answer.start:answer.start + len(answer.text)]
-                    if found != answer.text:
-                        raise ValueError(f"{path}: question {qa['id']!r}: the context at {answer.start} reads "
-                                         f"{found!r}, not the answer {answer.text!r}")
-                examples.append(QAExample(qa["id"], context, qa["question"], answers))
+    for a, article in enumerate(data["data"]):
+        paragraphs = article.get("paragraphs") if isinstance(article, dict) else None
+        if not isinstance(paragraphs, list):
+            raise ValueError(f"{path}: data[{a}] must be an object with a 'paragraphs' list")
+        for p, paragraph in enumerate(paragraphs):
+            where = f"{path}: data[{a}].paragraphs[{p}]"
+            if not isinstance(paragraph, dict) or not isinstance(paragraph.get("context"), str) \
+                    or not isinstance(paragraph.get("qas"), list):
+                raise ValueError(f"{where} must be an object with a 'context' string and a 'qas' list")
+            examples += [_squad_example(qa, paragraph["context"], where) for qa in paragraph["qas"]]
+    _check_unique_ids(examples, str(path))
     return examples
 
 
 def write_squad(path: str | Path, examples: Sequence[QAExample], title: str = "ctxbook") -> None:
     """Write ``examples`` as SQuAD v2.0 JSON, one paragraph per context (``is_impossible`` on
     questions without answers)."""
+    path = as_path("path", path)
     paragraphs: dict[str, list[dict]] = {}
-    for example in examples:
-        for answer in example.answers:
-            if example.context[answer.start:answer.start + len(answer.text)] != answer.text:
-                raise ValueError(f"question {example.id!r}: its answer {answer.text!r} is not at {answer.start} in its context")
-        paragraphs.setdefault(example.context, []).append({
-            "id": example.id, "question": example.question, "is_impossible": not example.answers,
-            "answers": [{"text": a.text, "answer_start": a.start} for a in example.answers]})
+    for number, example in enumerate(examples):
+        if not isinstance(example, QAExample):
+            raise TypeError(f"examples[{number}] must be a QAExample, got {type(example).__name__}")
+        if not isinstance(example.context, str):
+            raise ValueError(f"examples[{number}]: context must be a string, got {type(example.context).__name__}")
+        if not all(isinstance(a, Answer) for a in example.answers):
+            raise TypeError(f"examples[{number}]: answers must be Answer objects")
+        qa = {"id": example.id, "question": example.question, "is_impossible": not example.answers,
+              "answers": [{"text": a.text, "answer_start": a.start} for a in example.answers]}
+        _squad_example(qa, example.context, f"examples[{number}]")  # what read_squad would reject
+        paragraphs.setdefault(example.context, []).append(qa)
+    _check_unique_ids(examples, "examples")
     data = {"version": "v2.0", "data": [{"title": title, "paragraphs": [
         {"context": context, "qas": qas} for context, qas in paragraphs.items()]}]}
-    with open(path, "w", encoding="utf-8") as file:
-        json.dump(data, file, indent=1, ensure_ascii=False)
-        file.write("\n")
+    write_text_atomically(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")

@@ -118,8 +118,9 @@ def chapter_dependencies(pages: Sequence[Page] = BOOK_PATH) -> dict[str, set[str
 
 
 def draw_learning_path(pages: Sequence[Page] = BOOK_PATH, short_path: Sequence[str] = SHORT_PATH) -> plt.Figure:
-    """One box per chapter listing its pages, an arrow from each chapter to the chapters that
-    build on it; the pages of the short path are bold and their chapters' boxes yellow."""
+    """One box per chapter listing its pages, top to bottom in the order they can be read, an
+    arrow from each chapter to the chapters that build on it; the pages of the short path are
+    bold and their chapters' boxes yellow."""
     unknown = sorted(set(short_path) - {page.number for page in pages})
     if unknown:
         raise ValueError(f"short_path must only name pages in pages, got unknown {unknown}")
@@ -127,51 +128,53 @@ def draw_learning_path(pages: Sequence[Page] = BOOK_PATH, short_path: Sequence[s
     depth: dict[str, int] = {}
     for chapter in needs:  # pages come in reading order, so a chapter's needs are placed first
         depth[chapter] = 1 + max((depth[d] for d in needs[chapter]), default=-1)
-    standalone = [c for c in needs if not needs[c] and not any(c in n for n in needs.values()) and depth[c] == 0
-                  and c != next(iter(needs))]
-    columns: dict[int, list[str]] = {}
+    first = next(iter(needs))
+    standalone = [c for c in needs if c != first and not needs[c] and not any(c in n for n in needs.values())]
+    levels: dict[int, list[str]] = {}
     for chapter in needs:
         if chapter not in standalone:
-            columns.setdefault(depth[chapter], []).append(chapter)
+            levels.setdefault(depth[chapter], []).append(chapter)
+    lines = {c: [p for p in pages if p.chapter == c] for c in needs}
+    height = {c: 0.42 + 0.24 * (len(lines[c]) if len(lines[c]) > 1 or lines[c][0].number != c else 1) for c in needs}
+    width, across = 3.3, 3.6
+    x: dict[str, float] = {}
     y: dict[str, float] = {}
-    for column, chapters in sorted(columns.items()):
-        if len(chapters) == 1 and needs[chapters[0]]:
-            y[chapters[0]] = sum(y[d] for d in needs[chapters[0]]) / len(needs[chapters[0]])
-        else:
-            for i, chapter in enumerate(chapters):
-                y[chapter] = 1.15 * ((len(chapters) - 1) / 2 - i)
-    x = {c: 2.3 * depth[c] for c in y}
-    last = max(x.values())
-    for i, chapter in enumerate(standalone):
-        x[chapter], y[chapter] = last, -1.5 - 1.1 * i
-    fig, ax = _canvas(12, 3.7, (-1.1, last + 1.1), (min(y.values()) - 0.6, max(y.values()) + 0.75))
+    top = 0.0
+    for level, chapters in sorted(levels.items()):
+        tallest = max(height[c] for c in chapters)
+        for i, chapter in enumerate(chapters):
+            if len(chapters) == 1 and needs[chapter]:
+                x[chapter] = sum(x[d] for d in needs[chapter]) / len(needs[chapter])
+            else:
+                x[chapter] = across * (i - (len(chapters) - 1) / 2)
+            y[chapter] = top - height[chapter] / 2
+        top -= tallest + 0.45
+    for chapter in standalone:  # a reference page, beside the last level
+        last = min(y, key=y.get)
+        x[chapter], y[chapter] = x[last] + across, y[last]
+    left_edge, right_edge = min(x.values()) - width / 2 - 0.1, max(x.values()) + width / 2 + 0.1
+    fig, ax = _canvas(7.4, 0.85 * -top + 0.4, (left_edge, right_edge), (top + 0.3, 0.55))
     on_path = set(short_path)
-    height = {}
-    for chapter in x:
-        lines = [p for p in pages if p.chapter == chapter]
-        height[chapter] = 0.32 + 0.17 * (len(lines) + (len(lines) > 1))
+    on = {c: any(p.number in on_path for p in lines[c]) for c in needs}
     for chapter, chapter_needs in needs.items():
         for need in chapter_needs:
-            bold = all(any(p.number in on_path for p in pages if p.chapter == c) for c in (chapter, need))
-            start = (x[need] + 1.02, y[need])
-            end = (x[chapter] - 1.02, y[chapter])
-            _arrow(ax, start, end, color=EDGE["path"] if bold else "0.55", linewidth=1.8 if bold else 0.9)
+            bold = on[chapter] and on[need]
+            _arrow(ax, (x[need], y[need] - height[need] / 2), (x[chapter], y[chapter] + height[chapter] / 2),
+                   color=EDGE["path"] if bold else "0.55", linewidth=2.0 if bold else 1.0)
     for chapter in x:
-        lines = [p for p in pages if p.chapter == chapter]
-        kind = "path" if any(p.number in on_path for p in lines) else "plain"
-        h = height[chapter]
-        left, bottom, right, top = _box(ax, x[chapter], y[chapter], 2.04, h, "", kind,
-                                        linewidth=1.5 if kind == "path" else 0.8)
-        ax.text(x[chapter], top - 0.1, f"{chapter}. {CHAPTER_TITLES.get(chapter, '')}", ha="center", va="top",
-                fontsize=8.5, fontweight="bold")
-        if len(lines) > 1 or lines[0].number != chapter:
-            for i, page in enumerate(lines):
-                ax.text(left + 0.08, top - 0.3 - 0.17 * i, f"{page.number}  {page.title}", ha="left", va="top",
-                        fontsize=7, fontweight="bold" if page.number in on_path else "normal")
+        kind = "path" if on[chapter] else "plain"
+        left, bottom, right, box_top = _box(ax, x[chapter], y[chapter], width, height[chapter], "", kind,
+                                            linewidth=1.6 if kind == "path" else 0.8)
+        ax.text(x[chapter], box_top - 0.08, f"{chapter}. {CHAPTER_TITLES.get(chapter, '')}", ha="center", va="top",
+                fontsize=9, fontweight="bold")
+        if len(lines[chapter]) > 1 or lines[chapter][0].number != chapter:
+            for i, page in enumerate(lines[chapter]):
+                ax.text(left + 0.12, box_top - 0.36 - 0.24 * i, f"{page.number}  {page.title}", ha="left", va="top",
+                        fontsize=8, fontweight="bold" if page.number in on_path else "normal")
         else:
-            ax.text(x[chapter], top - 0.3, lines[0].title, ha="center", va="top", fontsize=7)
-    ax.text(-1.0, min(y.values()) - 0.45, "yellow boxes, bold pages and arrows: the short path for a reader in a hurry",
-            fontsize=7.5, color="0.3")
+            ax.text(x[chapter], box_top - 0.36, lines[chapter][0].title, ha="center", va="top", fontsize=8)
+    ax.text(left_edge + 0.1, 0.35, "yellow boxes, bold pages and arrows:\nthe short path for a reader in a hurry",
+            fontsize=8, color="0.3", va="top")
     return fig
 
 
@@ -183,7 +186,7 @@ def draw_elmo(words: Sequence[str] = ("the", "river", "bank"), layers: int = 2) 
         raise ValueError(f"words must be non-empty and layers >= 1, got {len(words)} words and layers={layers}")
     T, gap, rise = len(words), 2.9, 1.0
     top = rise * (layers + 1)
-    fig, ax = _canvas(10, 1.4 + 0.95 * (layers + 1), (-2.6, gap * (T - 1) + 2.9), (-0.95, top + 0.45))
+    fig, ax = _canvas(7.6, 1.9 + 0.85 * (layers + 1), (-2.6, gap * (T - 1) + 1.4), (-1.75, top + 0.45))
     forward, backward = (-0.55, +0.2), (+0.55, -0.2)  # offsets of the two stacks' cells
     for t, word in enumerate(words):
         x = gap * t
@@ -211,11 +214,11 @@ def draw_elmo(words: Sequence[str] = ("the", "river", "bank"), layers: int = 2) 
         ax.text(-1.8, rise * j, f"LSTM\nlayer {j}", ha="center", va="center", fontsize=8, color=EDGE["token"])
     ax.text(-1.8, 0.0, "layer 0:\none char CNN,\nshared", ha="center", va="center", fontsize=8, color=EDGE["shared"])
     ax.text(-1.8, top, "one softmax,\nshared", ha="center", va="center", fontsize=8, color=EDGE["output"])
-    ax.text(gap * (T - 1) + 1.35, rise * (layers + 1) / 2,
-            "upper cell of a pair: the forward stack (reads →)\nlower cell: the backward stack (reads ←)\n"
-            "layer $j$ of word $t$: $\\mathbf{h}_{t,j} = [\\overrightarrow{\\mathbf{h}}_{t,j}; \\overleftarrow{\\mathbf{h}}_{t,j}]$\n"
-            + ("layer 2 adds layer 1's output (residual)" if layers > 1 else ""),
-            ha="left", va="center", fontsize=7.5, color="0.3")
+    ax.text(gap * (T - 1) / 2, -1.15,
+            "upper cell of a pair: the forward stack (reads →); lower cell: the backward stack (reads ←)\n"
+            "layer $j$ of word $t$: $\\mathbf{h}_{t,j} = [\\overrightarrow{\\mathbf{h}}_{t,j}; \\overleftarrow{\\mathbf{h}}_{t,j}]$"
+            + ("; layer 2 adds layer 1's output (residual)" if layers > 1 else ""),
+            ha="center", va="top", fontsize=7.5, color="0.3")
     return fig
 
 
@@ -229,20 +232,20 @@ def draw_bert_input(tokens: Sequence[str], segments: Sequence[int]) -> plt.Figur
     if set(segments) - {0, 1}:
         raise ValueError(f"segments must be 0 (A) or 1 (B), got {sorted(set(segments))}")
     n = len(tokens)
-    fig, ax = _canvas(min(1.0 + 0.78 * n, 12), 3.1, (-1.9, n - 0.4), (-0.45, 4.45))
+    fig, ax = _canvas(min(1.0 + 0.48 * n, 7.6), 2.8, (-1.9, n - 0.4), (-0.45, 4.45))
     rows = [(3.6, "input", None), (2.7, "token", "token"), (1.8, "segment", "shared"), (0.9, "position", "output")]
     for y, name, _ in rows:
         ax.text(-1.0, y, name if name == "input" else f"{name}\nembedding", ha="right", va="center", fontsize=8)
     ax.text(-1.0, 0.0, "sum, then\nLayerNorm", ha="right", va="center", fontsize=8, fontweight="bold")
     for i, (token, segment) in enumerate(zip(tokens, segments)):
-        ax.text(i, 3.6, token, ha="center", va="center", fontsize=8.5, family="monospace")
+        ax.text(i, 3.6, token, ha="center", va="center", fontsize=7, family="monospace")
         short = token if len(token) <= 7 else token[:6] + "…"
-        _box(ax, i, 2.7, 0.86, 0.5, f"$\\mathbf{{e}}_{{\\mathrm{{{_tex_escape(short)}}}}}$", "token", fontsize=8)
-        _box(ax, i, 1.8, 0.86, 0.5, f"$\\mathbf{{e}}_{{\\mathrm{{seg}},{'A' if segment == 0 else 'B'}}}$", "shared", fontsize=8)
-        _box(ax, i, 0.9, 0.86, 0.5, f"$\\mathbf{{e}}_{{\\mathrm{{pos}},{i}}}$", "output", fontsize=8)
+        _box(ax, i, 2.7, 0.9, 0.5, f"$\\mathbf{{e}}_{{\\mathrm{{{_tex_escape(short)}}}}}$", "token", fontsize=7)
+        _box(ax, i, 1.8, 0.9, 0.5, f"$\\mathbf{{e}}_{{\\mathrm{{seg}},{'A' if segment == 0 else 'B'}}}$", "shared", fontsize=7)
+        _box(ax, i, 0.9, 0.9, 0.5, f"$\\mathbf{{e}}_{{\\mathrm{{pos}},{i}}}$", "output", fontsize=7)
         for y in (2.25, 1.35, 0.45):
             ax.text(i, y, "+" if y > 0.5 else "=", ha="center", va="center", fontsize=9, color="0.35")
-        _box(ax, i, 0.0, 0.86, 0.45, f"$\\mathbf{{e}}_{{{i}}}$", "plain", fontsize=8.5)
+        _box(ax, i, 0.0, 0.9, 0.45, f"$\\mathbf{{e}}_{{{i}}}$", "plain", fontsize=7.5)
     return fig
 
 
@@ -302,7 +305,7 @@ def draw_electra(original: Sequence[str] = ("the", "chef", "cooked", "the", "mea
     for i, token in zip(masked, sampled):
         corrupted[i] = token
     n = len(original)
-    fig, ax = _canvas(11, 3.2, (-0.6, 4 * 2.35 + 1.0), (-0.5, n * 0.5 + 0.35))
+    fig, ax = _canvas(7.6, 2.9, (-0.6, 4 * 2.35 + 1.0), (-0.5, n * 0.5 + 0.35))
     columns = [("input", list(original)), ("masked", ["[MASK]" if i in masked else w for i, w in enumerate(original)]),
                ("sampled", corrupted),
                ("discriminator says", ["replaced" if c != o else "original" for c, o in zip(corrupted, original)])]
@@ -334,32 +337,44 @@ def draw_electra(original: Sequence[str] = ("the", "chef", "cooked", "the", "mea
 # it computes. tests/test_diagrams.py checks that every equation of ctxlib.equations is placed.
 EQUATION_MAP: tuple[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], ...] = (
     ("static vectors", (("word → its table row", ("1.1",)),)),
-    ("ELMo", (("characters → char CNN", ()), ("two LSTM language models", ("2.1", "2.2", "2.3")),
+    ("ELMo", (("characters → char CNN", ()), ("two LSTM\nlanguage models", ("2.1", "2.2", "2.3")),
               ("layers h_t,j stacked", ("2.4",)), ("task's mix v_t", ("2.5",)), ("task model input", ("2.6",)))),
     ("BERT", (("WordPieces → embeddings", ("3.2",)), ("L blocks of attention", ("4.1", "4.2", "4.3", "4.4", "4.5")),
               ("output vectors H_t", ("3.5",)), ("MLM head and loss", ("3.1", "4.7")),
-              ("pooler, NSP head and loss", ("3.3", "3.4", "4.8")), ("pretraining loss", ("4.6", "5.1")))),
-    ("fine-tuning", (("pretrained encoder", ("5.1",)), ("task head on [CLS] or tokens", ("3.6",)),
+              ("pooler, NSP head\nand loss", ("3.3", "3.4", "4.8")), ("pretraining loss", ("4.6", "5.1")))),
+    ("fine-tuning", (("pretrained encoder", ("5.1",)), ("task head on\n[CLS] or tokens", ("3.6",)),
                      ("all weights trained", ("5.2",)))),
-    ("ELECTRA", (("mask 15%", ()), ("generator (small MLM)", ("7.1",)), ("sampled replacements", ()),
-                 ("discriminator, every token", ("7.2",)))),
+    ("ELECTRA", (("mask 15%", ()), ("generator\n(small MLM)", ("7.1",)), ("sampled replacements", ()),
+                 ("discriminator,\nevery token", ("7.2",)))),
 )
 
 
+def _equation_label(numbers: Sequence[str]) -> str:
+    """"eq 2.5", or "eqs 4.1–4.5" for a run of consecutive numbers of one chapter."""
+    if len(numbers) == 1:
+        return f"eq {numbers[0]}"
+    chapters = {n.split(".")[0] for n in numbers}
+    minors = [int(n.split(".")[1]) for n in numbers]
+    if len(chapters) == 1 and minors == list(range(minors[0], minors[0] + len(minors))):
+        return f"eqs {numbers[0]}–{numbers[-1]}"
+    return "eqs " + ", ".join(numbers)
+
+
 def draw_equation_map(rows=EQUATION_MAP) -> plt.Figure:
-    """One row per model: its computation as a chain of boxes, each labelled with the numbers of
-    the equations it computes, so the formula reference can say where each equation acts."""
-    width = max(len(chain) for _, chain in rows)
-    fig, ax = _canvas(11.5, 0.75 * len(rows) + 0.3, (-1.9, 2.25 * width - 0.9), (-0.78 * len(rows) + 0.4, 0.45))
-    for r, (model, chain) in enumerate(rows):
-        y = -0.78 * r
-        ax.text(-1.1, y, model, ha="right", va="center", fontsize=8.5, fontweight="bold")
+    """One column per model: its computation as a chain of boxes from top to bottom, each
+    labelled with the numbers of the equations it computes, so the formula reference can say
+    where each equation acts."""
+    depth = max(len(chain) for _, chain in rows)
+    fig, ax = _canvas(7.4, 0.62 * depth + 0.7, (-1.0, 2.0 * len(rows) - 1.0), (-0.85 * depth + 0.35, 0.75))
+    for column, (model, chain) in enumerate(rows):
+        x = 2.0 * column
+        ax.text(x, 0.55, model, ha="center", va="center", fontsize=9, fontweight="bold")
         for k, (text, numbers) in enumerate(chain):
-            x = 2.25 * k
-            label = text + ("\n" + "eq " + ", ".join(numbers) if numbers else "")
-            _box(ax, x, y, 1.95, 0.56, label, "token" if numbers else "plain", fontsize=7)
+            y = -0.85 * k
+            label = text.replace(" → ", "\n→ ") + ("\n" + _equation_label(numbers) if numbers else "")
+            _box(ax, x, y, 1.85, 0.66, label, "token" if numbers else "plain", fontsize=7.5)
             if k:
-                _arrow(ax, (x - 1.27, y), (x - 0.98, y))
+                _arrow(ax, (x, y + 0.85 - 0.33), (x, y + 0.33))
     return fig
 
 
@@ -402,14 +417,15 @@ def draw_timeline(milestones: Sequence[Milestone] = MILESTONES) -> plt.Figure:
         raise ValueError("milestones is empty: give at least one")
     families = list(dict.fromkeys(m.family for m in milestones))
     first, last = min(m.when for m in milestones), max(m.when for m in milestones)
-    fig, ax = plt.subplots(figsize=(11, 0.55 * len(families) + 1.0), layout="constrained")
+    fig, ax = plt.subplots(figsize=(7.6, 0.75 * len(families) + 1.0), layout="constrained")
     colours = dict(zip(families, PALETTE))
     for row, family in enumerate(families):
         ax.axhline(row, color="0.88", linewidth=0.8, zorder=0)
         chosen = sorted((m for m in milestones if m.family == family), key=lambda m: m.when)
         for k, m in enumerate(chosen):
             ax.plot(m.when, row, "o", color=colours[family], markersize=6)
-            ax.annotate(m.name, (m.when, row), xytext=(0, 7 if k % 2 == 0 else -12), textcoords="offset points",
+            # Stagger the labels over three heights so that models months apart do not overlap.
+            ax.annotate(m.name, (m.when, row), xytext=(0, (7, -13, 17)[k % 3]), textcoords="offset points",
                         ha="center", fontsize=7.5)
     ax.set_yticks(range(len(families)), families, fontsize=8)
     ax.set_ylim(len(families) - 0.4, -0.6)

@@ -311,7 +311,9 @@ class _NounClass:
             options = [n for n in noun.numbers() if n in allowed]
             if not options or noun.singular in avoid or noun.plural in avoid:
                 continue
-            plural = "pl" in options and (len(options) == 1 or state.rng.random() < _PLURAL_PROBABILITY)
+            # A plural slot takes the plural where the noun has one ("on weekends", not "on weekend").
+            plural = "pl" in options and (len(options) == 1 or "sg" not in allowed
+                                          or state.rng.random() < _PLURAL_PROBABILITY)
             return noun, "pl" if plural else "sg" if "sg" in options else "mass"
         raise ValueError(f"corpus grammar: no noun of {self.name!r} can be {'/'.join(sorted(allowed))} here "
                          f"without repeating one of {sorted(avoid)}")

@@ -5,6 +5,8 @@ graph's output, lands where ctxlib places it, on the sense ctxlib names."""
 
 from __future__ import annotations
 
+import base64
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -16,7 +18,7 @@ from ctxlib.analysis.occurrences import layer_names, piece_mask
 from ctxlib.analysis.polysemy import PolysemyStudy
 from ctxlib.analysis.projection import pca_axes
 from ctxlib.analysis.typed_sentence import (EXAMPLE_LAYER, EXAMPLE_SENTENCES, cosines, find_typed_word, nearest_sense,
-                                            place_sentence, sense_centroids)
+                                            place_sentence, sense_centroids, typed_sentence_data)
 from ctxlib.data import senses
 from ctxlib.models.bert import BertConfig, BertModel
 from ctxlib.models.onnx_export import AllLayers, INPUT_NAMES, OUTPUT_NAME, export_fp32, export_int8, quantize_int8
@@ -174,6 +176,24 @@ def test_typed_sentence_from_the_int8_graph_lands_where_ctxlib_puts_it(minilm_in
             assert np.abs(from_graph - point).max() <= 0.05 * max(spread, 1e-12), (text, name)
             names, centroids = sense_centroids(study, word, name)
             assert nearest_sense(names, cosines(vector, centroids)) == placed.nearest[index], (text, name)
+
+
+def test_the_page_data_reproduces_the_explorer_points_and_centroids(study) -> None:
+    """Decoded as the page decodes it (base64 little-endian float32), the data puts every
+    occurrence of the explorer where the explorer draws it, and holds ctxlib's centroids."""
+    data = typed_sentence_data(study)
+    assert data["layers"] == list(study.layer_names) and list(data["words"]) == list(study.words)
+    decode = lambda text, *shape: np.frombuffer(base64.b64decode(text), dtype="<f4").reshape(shape)  # noqa: E731
+    dim = data["dim"]
+    for word, entry in data["words"].items():
+        for name, layer in entry["layers"].items():
+            vectors = study.by_word[word].occurrences.layer(name).double().numpy()
+            mean, components = decode(layer["mean"], dim), decode(layer["components"], 2, dim)
+            points = study.projection(word, name, "PCA")
+            assert np.abs((vectors - mean) @ components.T - points).max() <= 1e-4 * max(np.abs(points).max(), 1.0)
+            senses, centroids = sense_centroids(study, word, name)
+            assert entry["senses"] == list(senses)
+            assert np.array_equal(decode(layer["centroids"], len(senses), dim), centroids.astype("<f4"))
 
 
 def test_typed_word_is_found_or_named_as_missing() -> None:

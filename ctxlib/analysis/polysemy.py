@@ -18,7 +18,7 @@ import numpy as np
 from ctxlib._checks import check_choice
 from ctxlib.analysis.occurrences import OccurrenceVectors, occurrence_vectors
 from ctxlib.analysis.probe import Separation, separation_by_layer
-from ctxlib.analysis.projection import PROJECTIONS, project_2d
+from ctxlib.analysis.projection import PROJECTIONS, PcaAxes, pca_axes, project_2d
 from ctxlib.data import senses as sense_data
 from ctxlib.data.senses import SenseSentence
 from ctxlib.models.bert import BertModel
@@ -70,9 +70,16 @@ class PolysemyStudy:
             )
         # Projections are computed on first request and kept: the explorer redraws without recomputing.
         self.projection = cache(self._project)
+        # The PCA planes too: a typed sentence is placed on them (ctxlib.analysis.typed_sentence).
+        self.pca_axes = cache(self._pca_axes)
+
+    def _pca_axes(self, word: str, layer: str) -> PcaAxes:
+        return pca_axes(self.by_word[word].occurrences.layer(layer))
 
     def _project(self, word: str, layer: str, method: str) -> np.ndarray:
-        return project_2d(self.by_word[word].occurrences.layer(layer), method)
+        vectors = self.by_word[word].occurrences.layer(layer)
+        # project_2d's PCA is pca_axes(vectors).project(vectors): reuse the kept plane.
+        return self.pca_axes(word, layer).project(vectors) if method == "PCA" else project_2d(vectors, method)
 
     def precompute_projections(self) -> None:
         """Fill the projection cache for every word, layer and method."""

@@ -2,7 +2,7 @@
 
 The reader writes a sentence with one of the explorer's words. Its occurrence gets a vector at
 every layer exactly as the data's occurrences did (``ctxlib.analysis.occurrences``: the mean of
-the word's WordPieces), lands on the same PCA plane (``ctxlib.analysis.projection.pca_axes``),
+the word's WordPieces), lands on the same PCA plane (``PolysemyStudy.pca_axes``),
 and is named by its nearest sense: the sense whose centroid, the mean of that sense's
 occurrence vectors in the full H-dimensional space, has the largest cosine with it (the
 nearest-centroid rule; the explorer's 1-NN score uses single occurrences instead).
@@ -24,7 +24,6 @@ import torch
 
 from ctxlib.analysis.occurrences import occurrence_vectors
 from ctxlib.analysis.polysemy import PolysemyStudy
-from ctxlib.analysis.projection import pca_axes
 from ctxlib.data.senses import SenseSentence, find_occurrence
 from ctxlib.models.bert import BertModel
 
@@ -115,7 +114,7 @@ def place_sentence(model: BertModel, tokenizer, study: PolysemyStudy, text: str,
     points, similarity, nearest = [], [], []
     senses: tuple[str, ...] = ()
     for name, vector in zip(study.layer_names, vectors):
-        points.append(pca_axes(study.by_word[word].occurrences.layer(name)).project(vector[None])[0])
+        points.append(study.pca_axes(word, name).project(vector[None])[0])
         senses, centroids = sense_centroids(study, word, name)
         similarity.append(cosines(vector, centroids))
         nearest.append(nearest_sense(senses, similarity[-1]))
@@ -137,7 +136,7 @@ def typed_sentence_data(study: PolysemyStudy) -> dict:
     for word in study.words:
         layers = {}
         for name in study.layer_names:
-            axes = pca_axes(study.by_word[word].occurrences.layer(name))
+            axes = study.pca_axes(word, name)
             senses, centroids = sense_centroids(study, word, name)
             layers[name] = {"mean": _base64_float32(axes.mean), "components": _base64_float32(axes.components),
                             "centroids": _base64_float32(centroids)}

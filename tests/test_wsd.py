@@ -9,19 +9,23 @@ import json
 import sys
 import tomllib
 from collections import Counter
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from ctxlib.analysis.occurrences import OccurrenceVectors
+from ctxlib.analysis.occurrences import (OccurrenceVectors, elmo_occurrence_vectors, elmo_word_vectors,
+                                         occurrence_vectors)
 from ctxlib.analysis.polysemy import PolysemyStudy
 from ctxlib.analysis.probe import nn_accuracy, separation_by_layer
 from ctxlib.analysis.wsd import (Prediction, centroid_scores, nearest_sense, sense_centroids, split_by_sense,
                                  wordnet_wsd, wsd_by_layer)
 from ctxlib.data import wordnet
 from ctxlib.data.senses import SenseSentence
+from ctxlib.models.elmo import Elmo, ElmoConfig
+from ctxlib.studies.elmo_pretraining import BOOK_ELMO
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "ctxlib" / "data"
@@ -315,7 +319,21 @@ def test_polysemy_study_reads_wordnet(minilm_pair):
 def test_context_beats_the_first_sense_on_real_text(minilm_pair):
     # A statistical bound: the top layer (chosen before looking, not the best of eight) must beat
     # the first-sense baseline by more than 3 standard errors of the paired difference.
-    result = wordnet_wsd(*minilm_pair)
+    model, tokenizer = minilm_pair
+    result = wordnet_wsd(lambda spans: occurrence_vectors(model, tokenizer, spans))
     gain, sigma = result.gain("layer 6")
     assert result.n_test > 200 and result.n_fallback == 0
     assert gain > 3 * sigma, (gain, sigma)
+
+
+def test_elmo_occurrence_vectors_pick_the_spans_word():
+    torch.manual_seed(0)
+    elmo = Elmo(ElmoConfig(**{**asdict(BOOK_ELMO), "vocab_size": 10})).eval()
+    spans = [SenseSentence("run.v", "run.v.01", "Don't run--you'll be out of breath", 6, 9),
+             SenseSentence("bank.n", "bank.n.01", "the bank.", 4, 8)]
+    picked = elmo_occurrence_vectors(elmo, spans)
+    words = elmo_word_vectors(elmo, [["Don", "'", "t", "run", "-", "-", "you", "'", "ll", "be", "out", "of", "breath"],
+                                     ["the", "bank", "."]])
+    torch.testing.assert_close(picked.vectors, words.vectors[:, [3, 14]])
+    with pytest.raises(ValueError, match="not one word"):
+        elmo_occurrence_vectors(elmo, [SenseSentence("run.v", "run.v.01", "running", 0, 3)])

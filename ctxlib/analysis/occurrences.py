@@ -10,6 +10,7 @@ use a span pooling of the same kind).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -120,3 +121,28 @@ def elmo_word_vectors(elmo, sentences: Sequence[Sequence[str]], batch_size: int 
         per_batch.append(torch.stack(out.layers)[:, out.mask])  # [L+1, words in batch, H]
     names = tuple(f"layer {j}" for j in range(len(per_batch[0])))
     return OccurrenceVectors(names, torch.cat(per_batch, dim=1))
+
+
+# ELMo reads words: a text is split into words and punctuation marks, as the book's corpus is.
+_WORD_OR_MARK = re.compile(r"\w+|[^\w\s]")
+
+
+@torch.no_grad()
+def elmo_occurrence_vectors(elmo, spans: Sequence[Span], batch_size: int = 128) -> OccurrenceVectors:
+    """ELMo's L+1 layers for each span, ``[L+1, N, 2·proj]``: each text split into words and
+    punctuation marks, encoded whole, and the word the span covers picked out. The span must be
+    exactly one such word."""
+    if len(spans) == 0:
+        raise ValueError("spans is empty: give at least one word occurrence")
+    sentences, picked, offset = [], [], 0
+    for span in spans:
+        words = list(_WORD_OR_MARK.finditer(span.text))
+        at = [i for i, m in enumerate(words) if (m.start(), m.end()) == (span.start, span.end)]
+        if not at:
+            raise ValueError(f"span [{span.start}, {span.end}) of {span.text!r} is not one word of "
+                             f"{[m.group() for m in words]}")
+        sentences.append([m.group() for m in words])
+        picked.append(offset + at[0])
+        offset += len(words)
+    vectors = elmo_word_vectors(elmo, sentences, batch_size)
+    return OccurrenceVectors(vectors.layer_names, vectors.vectors[:, picked])

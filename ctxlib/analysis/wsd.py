@@ -19,18 +19,17 @@ other single occurrence of its lemma, is ``probe.loo_1nn_accuracy`` per lemma.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from ctxlib._checks import check_probability
-from ctxlib.analysis.occurrences import OccurrenceVectors, occurrence_vectors
+from ctxlib.analysis.occurrences import OccurrenceVectors
 from ctxlib.analysis.probe import TIE_TOLERANCE, loo_1nn_accuracy, loo_chance
 from ctxlib.data import wordnet
 from ctxlib.data.senses import SenseSentence
-from ctxlib.models.bert import BertModel
 
 
 @dataclass(frozen=True)
@@ -214,9 +213,12 @@ def wsd_by_layer(occurrences: OccurrenceVectors, sentences: Sequence[SenseSenten
     )
 
 
-def wordnet_wsd(model: BertModel, tokenizer, test_fraction: float = 0.5, seed: int = 0) -> WSDResult:
-    """The protocol on WordNet 3.0's example sentences (``ctxlib.data.wordnet``), every layer of a BERT."""
+def wordnet_wsd(encode: Callable[[Sequence[SenseSentence]], OccurrenceVectors], test_fraction: float = 0.5,
+                seed: int = 0) -> WSDResult:
+    """The protocol on WordNet 3.0's example sentences (``ctxlib.data.wordnet``) at every layer
+    ``encode`` gives: ``lambda spans: occurrence_vectors(model, tokenizer, spans)`` for a BERT,
+    ``lambda spans: elmo_occurrence_vectors(elmo, spans)`` for an ELMo."""
     sentences = wordnet.load_sense_sentences()
-    vectors = occurrence_vectors(model, tokenizer, sentences)
+    vectors = encode(sentences)
     first = {lemma: wordnet.first_sense(lemma) for lemma in wordnet.sense_words()}
     return wsd_by_layer(vectors, sentences, first, test_fraction, seed)

@@ -17,6 +17,16 @@ if [ ! -x /usr/bin/chromium ]; then
   fi
 fi
 
+# tests/test_wordpiece_js.py runs the page's WordPiece tokenizer with node (Debian's nodejs).
+if ! command -v node >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    echo "== installing Debian's nodejs for the JavaScript tokenizer test"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs >/dev/null
+  else
+    echo "!! NO APT OR NOT ROOT: NODE CANNOT BE INSTALLED; tests/test_wordpiece_js.py WILL FAIL !!"
+  fi
+fi
+
 echo "== 1/3 unit, parity and bad-input tests"
 python -m pytest tests --ignore=tests/browser -q
 echo "== 2/3 building the book (every chapter executed, warnings are errors)"

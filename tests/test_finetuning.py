@@ -117,7 +117,7 @@ def test_bad_settings_are_clear_errors(tokenizer):
         FineTuning("topic", init="bert-base")
     with pytest.raises(ValueError, match="crf=True needs task='ner'"):
         FineTuning("topic", crf=True)
-    with pytest.raises(ValueError, match="epochs must be a positive number"):
+    with pytest.raises(ValueError, match="epochs must be > 0, got 0"):
         FineTuning("topic", epochs=0)
     with pytest.raises(ValueError, match="train_size=9999 is more than the 512"):
         fine_tune(FineTuning("topic", train_size=9999))

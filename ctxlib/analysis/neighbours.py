@@ -7,6 +7,8 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
+from ctxlib._checks import check_finite, check_positive_int
+
 
 @torch.no_grad()
 def nearest(table: torch.Tensor, names: Sequence[str], queries: torch.Tensor, k: int = 5,
@@ -18,6 +20,11 @@ def nearest(table: torch.Tensor, names: Sequence[str], queries: torch.Tensor, k:
         raise ValueError(f"table [V, H] and queries [N, H] must share H, got {tuple(table.shape)} and {tuple(queries.shape)}")
     if len(names) != table.size(0):
         raise ValueError(f"names must name each of the {table.size(0)} rows, got {len(names)}")
+    check_positive_int("k", k)
+    if k > table.size(0):
+        raise ValueError(f"k={k} is more than the table's {table.size(0)} rows")
+    check_finite("table", table)
+    check_finite("queries", queries)  # a NaN similarity would sort anywhere
     similarity = F.normalize(queries, dim=-1) @ F.normalize(table, dim=-1).T
     results = []
     for i, row in enumerate(similarity):

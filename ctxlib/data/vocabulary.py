@@ -17,8 +17,13 @@ class Vocabulary:
     """
 
     def __init__(self, tokens: Iterable[str]) -> None:
+        if isinstance(tokens, str):
+            raise TypeError(f"tokens must be an iterable of str tokens, not one str, got {tokens!r}")
         self.tokens: list[str] = [PAD, UNK, BOS, EOS]
         self.tokens += [t for t in dict.fromkeys(tokens) if t not in self.tokens]
+        wrong = [t for t in self.tokens if not isinstance(t, str)]
+        if wrong:
+            raise TypeError(f"tokens must be str, got {wrong[:3]}")
         self.index = {token: i for i, token in enumerate(self.tokens)}
 
     def __len__(self) -> int:
@@ -40,6 +45,9 @@ class Vocabulary:
 
     def encode(self, sentences: Sequence[Sequence[str]], *, pad: int) -> torch.Tensor:
         """``[B, T]`` ids, ``pad`` past each sentence's end (a padding id, or a loss's ignore label)."""
+        if isinstance(sentences, str) or any(isinstance(s, str) for s in sentences):
+            raise TypeError("sentences must be a list of token lists, e.g. [['the', 'bank']]: a str would be read "
+                            "character by character")
         if len(sentences) == 0:
             raise ValueError("sentences is empty: give at least one sentence")
         ids = torch.full((len(sentences), max(map(len, sentences))), pad, dtype=torch.long)

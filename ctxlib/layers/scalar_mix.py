@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from ctxlib._checks import check_positive_int
+from ctxlib._checks import as_bool_mask, check_bool, check_positive_int, check_real
 
 
 class ScalarMix(nn.Module):
@@ -33,7 +33,9 @@ class ScalarMix(nn.Module):
             initial_weights = [0.0] * num_layers
         if len(initial_weights) != num_layers:
             raise ValueError(f"initial_weights must have num_layers={num_layers} entries, got {len(initial_weights)}")
-        self.layer_norm = layer_norm
+        for i, weight in enumerate(initial_weights):
+            check_real(f"initial_weights[{i}]", weight)
+        self.layer_norm = check_bool("layer_norm", layer_norm)
         self.scalar_parameters = nn.Parameter(torch.tensor(list(initial_weights), dtype=torch.float32))
         self.gamma = nn.Parameter(torch.tensor(1.0))
 
@@ -46,12 +48,16 @@ class ScalarMix(nn.Module):
         if len(layers) != self.num_layers:
             raise ValueError(f"layers must hold num_layers={self.num_layers} tensors, got {len(layers)}: "
                              "an L-layer ELMo has L + 1 layers, the token layer included")
+        if not all(isinstance(layer, torch.Tensor) and layer.is_floating_point() for layer in layers):
+            raise TypeError("layers must be floating-point tensors, got "
+                            f"{sorted({type(layer).__name__ for layer in layers})}")
         shapes = {tuple(layer.shape) for layer in layers}
         if len(shapes) != 1:
             raise ValueError(f"layers must all have one shape, got {sorted(shapes)}")
         if self.layer_norm:
             if mask is None:
                 raise ValueError("mask is required when layer_norm=True: padding must not enter the statistics")
+            mask = as_bool_mask("mask", mask, layers[0].shape[:-1])
             layers = [_masked_layer_norm(layer, mask) for layer in layers]
         weights = self.weights()
         return self.gamma * sum(weight * layer for weight, layer in zip(weights, layers))

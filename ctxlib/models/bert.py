@@ -441,6 +441,9 @@ class BertModel(BertPreTrainedModel):
     ) -> BertOutput:
         """``causal=True`` hides from each token every token after it, as a left-to-right
         (GPT-style) decoder's mask does (notes §7.3); BERT itself is trained without it."""
+        for name, flag in (("output_attentions", output_attentions), ("output_hidden_states", output_hidden_states),
+                           ("causal", causal)):
+            check_bool(name, flag)  # causal="no" would be truthy: a silently causal model
         validate_inputs(self.config, input_ids, attention_mask, token_type_ids)
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
@@ -546,6 +549,7 @@ class BertForPreTraining(BertPreTrainedModel):
         rows of the masked positions in order: the vocabulary projection, the largest matmul of
         a small model, then runs on 15% of the tokens, as in BERT's own pretraining code
         (``masked_lm_positions``). The loss is the same. ``causal`` goes to ``BertModel``."""
+        check_bool("masked_only", masked_only)
         out = self.bert(input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
                         output_attentions=output_attentions, output_hidden_states=output_hidden_states, causal=causal)
         if labels is not None:

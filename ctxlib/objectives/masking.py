@@ -76,6 +76,8 @@ def mask_tokens(
     check_positive_int("vocab_size", vocab_size)
     _check_mask_token_id(mask_token_id, vocab_size)
     _check_ratios(mlm_probability, mask_replace_prob, random_replace_prob)
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
     if input_ids.numel() and (int(input_ids.min()) < 0 or int(input_ids.max()) >= vocab_size):
         raise ValueError(f"input_ids must lie in [0, vocab_size={vocab_size}), got values in "
                          f"[{int(input_ids.min())}, {int(input_ids.max())}]")
@@ -153,9 +155,11 @@ class Masker:
         if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
             raise ValueError(f"epoch must be an int >= 0, got {epoch!r}")
         round_ = epoch if self.dynamic else epoch % self.duplicates
+        for example in example_ids:  # int("7") or int(2.7) would silently name another example
+            check_nonnegative_int("example id", example)
         rows = []
         for row, example in enumerate(example_ids):
-            generator = torch.Generator().manual_seed(hash((self.seed, int(example), round_)) % 2**63)
+            generator = torch.Generator().manual_seed(hash((self.seed, example, round_)) % 2**63)
             rows.append(mask_tokens(
                 input_ids[row:row + 1], vocab_size=self.vocab_size, mask_token_id=self.mask_token_id,
                 special_tokens_mask=None if special_tokens_mask is None else special_tokens_mask[row:row + 1],

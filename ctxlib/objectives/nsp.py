@@ -129,7 +129,9 @@ def encode_pairs(pairs: Sequence[SentencePair], *, cls_id: int, sep_id: int, pad
         raise ValueError("pairs is empty: give at least one SentencePair")
     rng = random.Random(seed)
     rows = []
-    for pair in pairs:
+    for number, pair in enumerate(pairs):
+        if not isinstance(pair, SentencePair) or not pair.a or not pair.b:
+            raise ValueError(f"pairs[{number}] must be a SentencePair with a token in A and in B, got {pair!r}")
         a, b = truncate_pair(pair.a, pair.b, max_length - _SPECIALS_IN_A_PAIR, rng)
         rows.append(([cls_id, *a, sep_id, *b, sep_id], [0] * (len(a) + 2) + [1] * (len(b) + 1)))
     length = max(len(ids) for ids, _ in rows)

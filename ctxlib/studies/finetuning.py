@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import torch
 from transformers import BertTokenizerFast
 
-from ctxlib._checks import check_choice, check_max_grad_norm, check_positive_int, check_probability
+from ctxlib._checks import (check_bool, check_choice, check_max_grad_norm, check_nonnegative_int, check_positive_int,
+                            check_positive_real, check_probability, check_real)
 from ctxlib.data.task_formats import QAExample, entity_f1
 from ctxlib.data.tasks import ENTITY_TYPES, load_task, task_dir
 from ctxlib.models.heads import (BertForQuestionAnswering, BertForSequenceClassification, BertForTokenClassification,
@@ -68,14 +69,19 @@ class FineTuning:
     def __post_init__(self) -> None:
         check_choice("task", self.task, TASKS)
         check_choice("init", self.init, INITS)
+        for name in ("frozen", "crf", "bf16"):
+            check_bool(name, getattr(self, name))
         if self.crf and self.task != "ner":
             raise ValueError(f"crf=True needs task='ner' (a CRF tags sequences), got task={self.task!r}")
         if self.train_size is not None:
             check_positive_int("train_size", self.train_size)
-        if not (isinstance(self.epochs, (int, float)) and self.epochs > 0):
-            raise ValueError(f"epochs must be a positive number, got {self.epochs!r}")
-        object.__setattr__(self, "epochs", float(self.epochs))  # 2 and 2.0 name the same cached run
+        # 2 and 2.0 name the same cached run
+        object.__setattr__(self, "epochs", check_positive_real("epochs", self.epochs))
         check_positive_int("batch_size", self.batch_size)
+        check_positive_real("lr", self.lr)
+        check_positive_real("head_lr_factor", self.head_lr_factor)
+        check_real("weight_decay", self.weight_decay, minimum=0)
+        check_nonnegative_int("seed", self.seed)
         check_probability("warmup_fraction", self.warmup_fraction)
         check_choice("optimizer", self.optimizer, OPTIMIZERS)
         check_max_grad_norm(self.max_grad_norm)

@@ -137,6 +137,8 @@ def parameter_groups(model: nn.Module, weight_decay: float, lr: float,
     Ruder 2018). Frozen parameters (``requires_grad=False``) join no group.
     """
     lr_scale = dict(lr_scale or {})
+    for prefix, scale in lr_scale.items():
+        check_positive_real(f"lr_scale[{prefix!r}]", scale)
     names = {name for name, _ in model.named_modules()}
     unknown = [prefix for prefix in lr_scale if prefix not in names]
     if unknown:

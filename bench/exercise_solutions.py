@@ -1,0 +1,390 @@
+"""Measure the exercises whose solutions quote a measurement, and print the figures they quote.
+
+    python bench/exercise_solutions.py            # every exercise (tens of minutes on 2 cores)
+    python bench/exercise_solutions.py 05-1 06-4  # only these
+    python bench/exercise_solutions.py --list
+
+Each exercise is one function, named by its page and number, that runs the experiment with
+ctxlib (training through the cache, as the chapters do: set CTXBOOK_CACHE) and returns what the
+solution quotes. Too slow to run inside the book's build, the runs are done here once; the
+solutions quote the figures with the command that reproduces them. Rerun after anything the
+exercises depend on changes (the corpus, a training recipe), and update the quoted figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import dataclasses
+import json
+import math
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+
+import torch
+
+from ctxlib.analysis.layer_probes import probe_scores, probe_tasks
+from ctxlib.analysis.mlm_scores import unmasked_outputs, unmasked_token_accuracy
+from ctxlib.analysis.occurrences import bert_word_vectors
+from ctxlib.data.corpus import load_corpus
+from ctxlib.data.task_formats import check_bio, read_conll
+from ctxlib.models.elmo import Elmo, batch_to_ids, remove_sentence_boundaries
+from ctxlib.objectives.nsp import SentencePair, contrast_pairs
+from ctxlib.studies.bert_pretraining import book_bert
+from ctxlib.studies.elmo_pretraining import BOOK_TRAINING, book_elmo
+from ctxlib.studies.extrapolation import EXTRAPOLATION_TRAINING, extrapolation_study
+from ctxlib.studies.finetuning import (METRICS, FineTuning, _forward, _head_names, batches, build_model, encode,
+                                       evaluate, fine_tune, task_labels)
+from ctxlib.studies.long_range import recall_accuracy
+from ctxlib.studies.nsp_topics import minilm_nsp, nsp_probabilities
+from ctxlib.data.tasks import load_task
+from ctxlib.models.pretrained import minilm
+from ctxlib.training.loop import TrainConfig, fit
+from ctxlib.training.pretraining_data import corpus_pairs, document_ids
+
+EXERCISES: dict[str, Callable[[], dict]] = {}
+RECIPE_EPOCHS = {"topic": 2, "ner": 1.5, "qa": 1.5}  # chapter 5's recipe
+PRIMARY = {"topic": "accuracy", "ner": "entity_f1", "qa": "f1"}
+
+
+def exercise(name: str):
+    def register(function: Callable[[], dict]) -> Callable[[], dict]:
+        EXERCISES[name] = function
+        return function
+    return register
+
+
+def recipe(task: str, **changes) -> FineTuning:
+    return FineTuning(**{**dict(task=task, train_size=256, epochs=RECIPE_EPOCHS[task], lr=1e-4), **changes})
+
+
+# ---------------------------------------------------------------------------------------------- 2
+
+
+@exercise("02-1")
+def stateless_parity() -> dict:
+    """The AllenNLP parity check with the LSTM state reset for every batch."""
+    import h5py
+    import numpy as np
+    from pathlib import Path
+
+    fixture = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "allennlp-elmo"
+    reference = Elmo.from_allennlp(fixture / "options.json", fixture / "lm_weights.hdf5")
+    sentences = json.loads((fixture / "sentences.json").read_text())
+    half = reference.config.projection_dim
+    worst = 0.0
+    # Largest difference per direction, at the first three, the last three and the other words.
+    regions = {(d, r): 0.0 for d in ("forward", "backward") for r in ("first 3", "middle", "last 3")}
+    with torch.no_grad():
+        for i in range(10):
+            batch = [sentences[k][i].split() for k in range(3)]
+            out = reference.bilm(batch_to_ids(batch), state=None)
+            top, _ = remove_sentence_boundaries(out.layers[2], out.mask)
+            for k in range(3):
+                with h5py.File(fixture / f"lm_embeddings_{k}.hdf5", "r") as expected:
+                    target = np.concatenate([expected[str(i)][0], expected[str(i)][1]], axis=-1)
+                error = np.abs(top[k, :len(batch[k])].numpy() - target)
+                worst = max(worst, float(error.max()))
+                n = len(batch[k])
+                for t in range(n):
+                    region = "first 3" if t < 3 else "last 3" if t >= n - 3 else "middle"
+                    for direction, columns in (("forward", slice(0, half)), ("backward", slice(half, None))):
+                        key = (direction, region)
+                        regions[key] = max(regions[key], float(error[t, columns].max()))
+    return {"largest difference": worst, **{f"{d}, {r}": v for (d, r), v in regions.items()}}
+
+
+@exercise("02-4")
+def elmo_longer() -> dict:
+    """The book's biLM trained for 1,000 steps instead of 250."""
+    corpus = load_corpus()
+    _, history, _ = book_elmo(corpus, training=dataclasses.replace(BOOK_TRAINING, steps=1000, eval_every=125))
+    heldout = {d: history.evaluations[f"heldout {d} perplexity"] for d in ("forward", "backward")}
+    train = {d: [math.exp(sum(history.train[d][max(0, s - 50):s]) / len(history.train[d][max(0, s - 50):s]))
+                 for s, _ in heldout[d]] for d in ("forward", "backward")}
+    return {"held-out perplexity by step": heldout, "training perplexity, 50-step mean at those steps": train}
+
+
+@exercise("02d-1")
+def recall_longer() -> dict:
+    """The BiLSTM's recall accuracy with more training steps, at three distances."""
+    return {f"T={d}, {s} steps": recall_accuracy("BiLSTM", d, steps=s)
+            for d in (16, 32, 64) for s in (150, 1000)}
+
+
+# ---------------------------------------------------------------------------------------------- 3, 6
+
+
+def _masking_arms() -> dict:
+    corpus = load_corpus()
+    return {"80/10/10": book_bert(corpus),
+            "[MASK] only": book_bert(corpus, name="bert-mask-only", mask_replace_prob=1.0, random_replace_prob=0.0),
+            "random only": book_bert(corpus, name="bert-random-only", mask_replace_prob=0.0, random_replace_prob=1.0)}
+
+
+@exercise("03-5")
+def masking_rule_probes() -> dict:
+    """Devlin et al.'s Table 8, small: visible-token accuracy and top-layer probes of three rules."""
+    corpus = load_corpus()
+    arms = _masking_arms()
+    tokenizer = arms["80/10/10"][2]
+    pairs = corpus_pairs(corpus, "heldout", tokenizer, seed=1)[:1000]
+    result = {}
+    for name, (model, history, _) in arms.items():
+        probes = probe_scores(probe_tasks(lambda s, m=model: bert_word_vectors(m.bert, tokenizer, s), corpus))
+        result[name] = {"held-out MLM accuracy": history.evaluations["heldout mlm_accuracy"][-1][1],
+                        "visible token": unmasked_token_accuracy(model, tokenizer, pairs),
+                        "POS probe, top layer": probes["POS, linear probe"][-1],
+                        "sense 1-NN, top layer": probes["sense, 1-NN"][-1]}
+    return result
+
+
+@exercise("06-2")
+def mask_only_visible_by_frequency() -> dict:
+    """Which visible tokens the [MASK]-only model still names: accuracy by frequency band."""
+    corpus = load_corpus()
+    model, _, tokenizer = book_bert(corpus, name="bert-mask-only", mask_replace_prob=1.0, random_replace_prob=0.0)
+    pairs = corpus_pairs(corpus, "heldout", tokenizer, seed=1)[:1000]
+    counts = Counter(i for p in corpus_pairs(corpus, "train", tokenizer) for i in (*p.a, *p.b))
+    rank = {token: r for r, (token, _) in enumerate(counts.most_common())}
+    bands = {"20 most frequent": (0, 20), "ranks 20-200": (20, 200), "rarer": (200, 10 ** 9)}
+    right = {name: 0 for name in bands}
+    seen = {name: 0 for name in bands}
+    for batch, out in unmasked_outputs(model, tokenizer, pairs):
+        real = batch["special_tokens_mask"] == 0
+        ids = batch["input_ids"][real].tolist()
+        hits = (out.prediction_logits.argmax(-1) == batch["input_ids"])[real].tolist()
+        for token, hit in zip(ids, hits):
+            r = rank.get(token, 10 ** 9)
+            band = next(name for name, (low, high) in bands.items() if low <= r < high)
+            seen[band] += 1
+            right[band] += int(hit)
+    total = sum(right.values())
+    result = {name: {"tokens": seen[name], "accuracy": right[name] / max(seen[name], 1),
+                     "share of all correct": right[name] / max(total, 1)} for name in bands}
+    return result
+
+
+@exercise("06-3")
+def sentence_order() -> dict:
+    """The NSP-tuned MiniLM on true successors and on the same pairs swapped."""
+    corpus = load_corpus()
+    model, _, tokenizer = minilm_nsp(corpus, steps=100)
+    documents, topics = document_ids(corpus, "heldout", tokenizer)
+    pairs = contrast_pairs(documents, topics, "next", seed=0)[:300]
+    swapped = [SentencePair(a=p.b, b=p.a, is_next=False) for p in pairs]
+    true_next = float((nsp_probabilities(model, tokenizer, pairs) > 0.5).float().mean())
+    swapped_accepted = float((nsp_probabilities(model, tokenizer, swapped) > 0.5).float().mean())
+    return {"true successors accepted": true_next, "swapped pairs accepted as IsNext": swapped_accepted}
+
+
+@exercise("06-4")
+def nsp_longer() -> dict:
+    """MiniLM fine-tuned on NSP for 300 steps instead of 100: accuracy on each kind of pair."""
+    from ctxlib.studies.nsp_topics import contrast_accuracy
+
+    corpus = load_corpus()
+    result = {}
+    for steps in (100, 300):
+        model, _, tokenizer = minilm_nsp(corpus, steps=steps)
+        result[f"{steps} steps"] = contrast_accuracy(model, tokenizer, corpus, per_kind=300)
+    return result
+
+
+# ---------------------------------------------------------------------------------------------- 4
+
+
+@exercise("04-4")
+def extrapolation_longer() -> dict:
+    """The position schemes trained five times longer: loss change at four times the length."""
+    corpus = load_corpus()
+    result = {}
+    for steps in (300, 1500):
+        study = extrapolation_study(corpus, training=dataclasses.replace(EXTRAPOLATION_TRAINING, steps=steps))
+        result[f"{steps} steps"] = {scheme: {"loss at 32": losses[0], "change at 4x": losses[-1] - losses[0]}
+                                    for scheme, losses in study.loss.items()}
+    return result
+
+
+# ---------------------------------------------------------------------------------------------- 5
+
+
+@exercise("05-1")
+def random_init_longer() -> dict:
+    """The random-init runs ten times longer than chapter 5's recipe, beside MiniLM's."""
+    result = {}
+    for task in METRICS:
+        metric = PRIMARY[task]
+        result[task] = {"MiniLM, recipe": fine_tune(recipe(task)).metrics[metric],
+                        "random, recipe": fine_tune(recipe(task, init="random")).metrics[metric],
+                        "random, 10x steps": fine_tune(recipe(task, init="random",
+                                                              epochs=10 * RECIPE_EPOCHS[task])).metrics[metric]}
+    return result
+
+
+@exercise("05-2")
+def usual_learning_rates() -> dict:
+    """MiniLM with the usual fine-tuning learning rates on chapter 5's short schedule."""
+    return {task: {f"lr {lr:g}": fine_tune(recipe(task, lr=lr)).metrics[PRIMARY[task]] for lr in (2e-5, 5e-5, 1e-4)}
+            for task in METRICS}
+
+
+@exercise("05-3")
+def head_learning_rate() -> dict:
+    """Topic accuracy with the head at 100 times the encoder's learning rate, and at the same."""
+    return {f"head_lr_factor {f:g}": fine_tune(recipe("topic", head_lr_factor=f)).metrics["accuracy"]
+            for f in (100.0, 1.0)}
+
+
+@exercise("05-4")
+def conll_error() -> dict:
+    """The error read_conll gives for an I-PER after O."""
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "mine.conll"
+        path.write_text("Ada B-PER\nLovelace I-PER\nwrote O\n\nthen O\nLovelace I-PER\nleft O\n", encoding="utf-8")
+        try:
+            read_conll(path)
+        except ValueError as error:
+            return {"error": str(error).replace(folder, "<folder>")}
+    return {"error": None}
+
+
+@exercise("05b-1")
+def topic_learning_curve() -> dict:
+    """The learning curve of 5.2 for topic classification: 16, 64 and 256 labelled sentences."""
+    steps = 32
+    return {init: {n: fine_tune(FineTuning("topic", init=init, train_size=n, epochs=steps * 16 / n,
+                                           lr=1e-4)).metrics["accuracy"] for n in (16, 64, 256)}
+            for init in ("minilm", "random")}
+
+
+@exercise("05b-2")
+def last_block_only() -> dict:
+    """Each task with only the encoder's last block (and the head) trainable, against frozen and full."""
+    result = {}
+    for task in METRICS:
+        setting = recipe(task)
+        train_examples, test_examples = load_task(task)
+        train_examples = train_examples[:setting.train_size]
+        labels = task_labels(task, train_examples)
+        _, tokenizer = minilm()
+        train_data, test_data = (encode(task, tokenizer, e, labels) for e in (train_examples, test_examples))
+        model = build_model(setting, len(labels))
+        model.bert.requires_grad_(False)
+        model.bert.encoder.layer[-1].requires_grad_(True)
+        config = TrainConfig(steps=setting.steps(len(train_examples)), lr=setting.lr, seed=setting.seed,
+                             warmup_fraction=setting.warmup_fraction, max_grad_norm=setting.max_grad_norm,
+                             weight_decay=setting.weight_decay, progress=False)
+        start = time.perf_counter()
+        fit(model, batches(train_data, setting.batch_size, setting.seed),
+            lambda net, batch: _forward(task, net, batch, with_labels=True).loss, config,
+            lr_scale={name: setting.head_lr_factor for name in _head_names(model)})
+        metric = PRIMARY[task]
+        result[task] = {"frozen": fine_tune(recipe(task, frozen=True)).metrics[metric],
+                        "last block trained": evaluate(task, model, test_data, test_examples)[metric],
+                        "all trained": fine_tune(recipe(task)).metrics[metric],
+                        "seconds, last block": time.perf_counter() - start}
+    return result
+
+
+@exercise("05b-3")
+def bio_violations() -> dict:
+    """How often the softmax tagger's predicted tag sequences break BIO, at 16 and 256 sentences,
+    and the CRF at 256."""
+    _, test_examples = load_task("ner")
+    _, tokenizer = minilm()
+    result = {}
+    for name, setting in (("softmax, 16", FineTuning("ner", train_size=16, epochs=24, lr=1e-4)),
+                          ("softmax, 256", recipe("ner")),
+                          ("CRF, 16", FineTuning("ner", train_size=16, epochs=24, lr=1e-4, crf=True)),
+                          ("CRF, 256", recipe("ner", crf=True))):
+        run = fine_tune(setting)
+        tags = _predicted_tags(run.model, tokenizer, test_examples)
+        broken = 0
+        for sentence in tags:
+            try:
+                check_bio(sentence)
+            except ValueError:
+                broken += 1
+        result[name] = {"entity F1": run.metrics["entity_f1"], "sentences breaking BIO": broken / len(tags)}
+    return result
+
+
+def _predicted_tags(model, tokenizer, examples) -> list[list[str]]:
+    """The tagger's tag sequence for every test sentence, decoded as the task's evaluation does."""
+    from ctxlib.objectives.masking import IGNORE_INDEX
+    from ctxlib.studies.finetuning import TAGS
+    model.eval()
+    data = encode("ner", tokenizer, examples)
+    out = []
+    with torch.no_grad():
+        for first in range(0, len(examples), 64):
+            batch = {k: v[first:first + 64] for k, v in data.items()}
+            logits = _forward("ner", model, batch, with_labels=False).logits
+            out += [[TAGS[t] for t in tags] for tags in model.decode(logits, batch["labels"] != IGNORE_INDEX)]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- 6.3
+
+
+@exercise("06d-1")
+def larger_learning_rates() -> dict:
+    """Chapter 5's topic run at learning rates up to 1e-3: accuracy and the largest training loss."""
+    return {f"lr {lr:g}": {"accuracy": (r := fine_tune(recipe("topic", lr=lr))).metrics["accuracy"],
+                           "largest training loss": max(r.history.train["loss"]),
+                           "last training loss": r.history.train["loss"][-1]}
+            for lr in (1e-4, 3e-4, 1e-3)}
+
+
+@exercise("06d-2")
+def sweep_seeds() -> dict:
+    """The learning-rate and epoch rows of the sweep at seeds 0, 1, 2: mean and range."""
+    rows = {"lr 2e-5": {"lr": 2e-5}, "lr 5e-5": {"lr": 5e-5}, "lr 1e-4": {}, "epochs 4": {"epochs": 4}}
+    result = {}
+    for name, change in rows.items():
+        values = [fine_tune(recipe("topic", seed=seed, **change)).metrics["accuracy"] for seed in (0, 1, 2)]
+        result[name] = {"mean": sum(values) / 3, "min": min(values), "max": max(values)}
+    return result
+
+
+@exercise("06d-3")
+def lr_epoch_grid() -> dict:
+    """The 2 x 2 grid of learning rate and epochs for the topic run."""
+    return {f"lr {lr:g}, {e} epochs": fine_tune(recipe("topic", lr=lr, epochs=e)).metrics["accuracy"]
+            for lr in (5e-5, 1e-4) for e in (2, 4)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help="exercises to run (default: all)")
+    parser.add_argument("--list", action="store_true")
+    parser.add_argument("--json", help="also write the results to this file")
+    args = parser.parse_args()
+    if args.list:
+        for name, function in EXERCISES.items():
+            print(f"{name:6s} {function.__doc__.splitlines()[0]}")
+        return 0
+    unknown = sorted(set(args.names) - set(EXERCISES))
+    if unknown:
+        parser.error(f"unknown exercises {unknown}; --list shows them")
+    results = {}
+    for name in args.names or EXERCISES:
+        start = time.perf_counter()
+        results[name] = EXERCISES[name]()
+        print(f"== {name} ({time.perf_counter() - start:.0f} s): {EXERCISES[name].__doc__.splitlines()[0]}")
+        print(json.dumps(results[name], indent=1, default=float))
+        sys.stdout.flush()
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as file:
+            json.dump(results, file, indent=1, default=float)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

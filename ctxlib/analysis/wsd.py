@@ -10,8 +10,8 @@ Peters et al. measure how much sense a layer holds with no trained parameters:
 4. **First-sense baseline.** Every test occurrence takes its lemma's first sense (65.9 F1 in
    their Table 5, against 67.4 and 69.0 for the biLM's layers 1 and 2).
 
-Ties between centroids (a static embedding gives all occurrences of a lemma one vector, so all
-its centroids coincide) are broken uniformly at random and scored exactly, as
+Ties between centroids (a static embedding gives every occurrence of a word form one vector, so
+the senses seen only in that form have equal centroids) are broken uniformly at random and scored exactly, as
 ``ctxlib.analysis.probe`` scores leave-one-out ties: an occurrence whose k nearest senses tie
 counts 1/k if its sense is among them. The leave-one-out variant, each occurrence against every
 other single occurrence of its lemma, is ``probe.loo_1nn_accuracy`` per lemma.
@@ -48,7 +48,12 @@ def split_by_sense(lemmas: Sequence[str], senses: Sequence[str], test_fraction: 
     """A fixed train/test split by sentence, stratified by sense: each (lemma, sense) group's
     occurrences are shuffled with ``seed`` and the first ``floor(n · test_fraction)`` of them are
     test. A sense with n = 2 and ``test_fraction = 0.5`` gives one to each side; a sense with a
-    single occurrence stays in training. Returns a boolean mask, True for test."""
+    single occurrence stays in training. Returns a boolean mask, True for test.
+
+    Stratifying means every test occurrence's sense has training occurrences. Peters et al.'s
+    test sets were not drawn from their training corpus, so some of their test senses and lemmas
+    were unseen (hence the fallback); with WordNet's one to three examples a sense, an
+    unstratified split would leave most senses on one side only."""
     check_probability("test_fraction", test_fraction)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"seed must be an int, got {type(seed).__name__} {seed!r}")

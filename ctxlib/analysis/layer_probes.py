@@ -4,8 +4,9 @@ Two tasks with exact labels, since the corpus grammar wrote them:
 
 * **part of speech** (syntax): a linear probe on every word's vector, Universal POS tags;
 * **word sense** (semantics): the occurrences of the ten ambiguous words, each labelled with
-  its sense; scored by held-out 1-nearest-neighbour accuracy, as Peters et al. score ELMo's
-  layers for word-sense disambiguation, and by a linear probe.
+  its sense; scored by held-out 1-nearest-neighbour accuracy over single training occurrences
+  (Peters et al. take the nearest sense centroid instead: ``ctxlib.analysis.wsd.centroid_scores``)
+  and by a linear probe.
 
 Probes are trained on sentences of the corpus's training split and scored on its ``novel``
 split, written from templates that training never used: a probe that only recognised a

@@ -259,3 +259,28 @@ def test_released_elmo_has_the_published_parameter_count():
     total = sum(p.numel() for p in with_softmax.parameters())
     # the softmax (7 × 6 + 7) and one bias of 4 × 8 per LSTM layer (4 layers) are left out
     assert with_softmax.representation_parameters() == total - (7 * 6 + 7) - 4 * 4 * 8
+
+
+def test_from_allennlp_names_the_file_that_is_wrong(tmp_path):
+    options = json.loads((FIXTURE / "options.json").read_text())
+    weights = FIXTURE / "lm_weights.hdf5"
+    broken = tmp_path / "options.json"
+    broken.write_text(json.dumps(options)[:-10])
+    with pytest.raises(ValueError, match=r"options.json: not valid JSON"):
+        Elmo.from_allennlp(broken, weights)
+    broken.write_text(json.dumps({"char_cnn": options["char_cnn"]}))
+    with pytest.raises(ValueError, match=r"options.json: options lack the entry 'lstm'"):  # before: KeyError
+        Elmo.from_allennlp(broken, weights)
+    wider = json.loads(json.dumps(options))
+    wider["lstm"]["projection_dim"] *= 2
+    broken.write_text(json.dumps(wider))
+    with pytest.raises(ValueError, match=r"lm_weights.hdf5: a tensor's shape does not match the options"):
+        Elmo.from_allennlp(broken, weights)  # before: RuntimeError from copy_
+    not_hdf5 = tmp_path / "weights.hdf5"
+    not_hdf5.write_bytes(b"not an hdf5 file")
+    with pytest.raises(ValueError, match=r"weights.hdf5: cannot be read as an HDF5 weight file"):
+        Elmo.from_allennlp(FIXTURE / "options.json", not_hdf5)
+    empty = tmp_path / "empty.hdf5"
+    h5py.File(empty, "w").close()
+    with pytest.raises(ValueError, match=r"empty.hdf5: lacks a tensor bilm-tf writes"):
+        Elmo.from_allennlp(FIXTURE / "options.json", empty)

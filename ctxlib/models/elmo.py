@@ -31,6 +31,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ctxlib._checks import (check_bool, check_choice, check_index_tensor, check_nonnegative_int, check_positive_int,
                             check_positive_real)
+from ctxlib._files import as_path, read_text
 from ctxlib.layers.scalar_mix import ScalarMix
 from ctxlib.objectives.masking import IGNORE_INDEX
 
@@ -155,17 +156,23 @@ class ElmoConfig:
 
     @classmethod
     def from_options(cls, options: dict) -> ElmoConfig:
-        """Read bilm-tf's ``options.json`` structure."""
-        cnn, lstm = options["char_cnn"], options["lstm"]
-        if cnn.get("max_characters_per_token", MAX_CHARACTERS) != MAX_CHARACTERS:
-            raise ValueError(f"max_characters_per_token must be {MAX_CHARACTERS}, got {cnn['max_characters_per_token']}")
-        return cls(
-            char_embedding_dim=cnn["embedding"]["dim"], filters=tuple(map(tuple, cnn["filters"])),
-            n_highway=cnn["n_highway"], n_characters=cnn["n_characters"], activation=cnn["activation"],
-            projection_dim=lstm["projection_dim"], cell_size=lstm["dim"], n_layers=lstm["n_layers"],
-            cell_clip=lstm.get("cell_clip"), proj_clip=lstm.get("proj_clip"),
-            use_skip_connections=lstm.get("use_skip_connections", True),
-        )
+        """Read bilm-tf's ``options.json`` structure; a missing entry is named."""
+        try:
+            cnn, lstm = options["char_cnn"], options["lstm"]
+            if cnn.get("max_characters_per_token", MAX_CHARACTERS) != MAX_CHARACTERS:
+                raise ValueError(f"max_characters_per_token must be {MAX_CHARACTERS}, "
+                                 f"got {cnn['max_characters_per_token']}")
+            return cls(
+                char_embedding_dim=cnn["embedding"]["dim"], filters=tuple(map(tuple, cnn["filters"])),
+                n_highway=cnn["n_highway"], n_characters=cnn["n_characters"], activation=cnn["activation"],
+                projection_dim=lstm["projection_dim"], cell_size=lstm["dim"], n_layers=lstm["n_layers"],
+                cell_clip=lstm.get("cell_clip"), proj_clip=lstm.get("proj_clip"),
+                use_skip_connections=lstm.get("use_skip_connections", True),
+            )
+        except KeyError as missing:
+            raise ValueError(f"options lack the entry {missing.args[0]!r}: bilm-tf's options.json has 'char_cnn' "
+                             "(embedding.dim, filters, n_highway, n_characters, activation) and 'lstm' "
+                             "(projection_dim, dim, n_layers)") from None
 
 
 class Highway(nn.Module):
@@ -419,9 +426,15 @@ class Elmo(nn.Module):
 
     @classmethod
     def from_allennlp(cls, options_file: str | Path, weight_file: str | Path) -> Self:
-        """Load bilm-tf / AllenNLP ELMo files: ``options.json`` and the hdf5 weights."""
-        with open(options_file) as file:
-            config = ElmoConfig.from_options(json.load(file))
+        """Load bilm-tf / AllenNLP ELMo files: ``options.json`` and the hdf5 weights. A file that
+        cannot be read, or does not match the other, is an error naming it."""
+        options_file = as_path("options_file", options_file)
+        try:
+            config = ElmoConfig.from_options(json.loads(read_text(options_file)))
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{options_file}: not valid JSON ({error})") from None
+        except (TypeError, ValueError, AttributeError) as error:
+            raise ValueError(f"{options_file}: {error}") from None
         model = cls(config)
         load_bilm_tf_weights(model.bilm, weight_file)
         return model.eval()
@@ -435,39 +448,53 @@ def load_bilm_tf_weights(bilm: BiLM, weight_file: str | Path) -> None:
     folded into the bias; the char table gets the padding row 0 in front."""
     import h5py
 
+    weight_file = as_path("weight_file", weight_file)
+    try:
+        h5 = h5py.File(weight_file, "r")
+    except OSError as error:
+        raise ValueError(f"{weight_file}: cannot be read as an HDF5 weight file ({error})") from None
+    with h5:
+        try:
+            _copy_bilm_tf_tensors(bilm, h5)
+        except KeyError as error:
+            raise ValueError(f"{weight_file}: lacks a tensor bilm-tf writes ({error}); is it an ELMo weight file?") from None
+        except RuntimeError as error:
+            raise ValueError(f"{weight_file}: a tensor's shape does not match the options ({error})") from None
+
+
+def _copy_bilm_tf_tensors(bilm: BiLM, h5) -> None:
     config = bilm.config
 
     def tensor(array) -> torch.Tensor:
         return torch.from_numpy(array[...]).float()
 
-    with h5py.File(weight_file, "r") as h5:
-        cnn = bilm.token_layer
-        cnn.char_embedding.weight[1:] = tensor(h5["char_embed"])
-        cnn.char_embedding.weight[0] = 0
-        for i, conv in enumerate(cnn.convolutions):
-            conv.weight.copy_(tensor(h5["CNN"][f"W_cnn_{i}"])[0].permute(2, 1, 0))  # [1, w, in, out] → [out, in, w]
-            conv.bias.copy_(tensor(h5["CNN"][f"b_cnn_{i}"]))
-        for k in range(config.n_highway):
-            group = h5[f"CNN_high_{k}"]
-            # bilm-tf names the transform gate "carry": t = σ(x W_carry + b_carry).
-            cnn.highway.gate[k].weight.copy_(tensor(group["W_carry"]).T)
-            cnn.highway.gate[k].bias.copy_(tensor(group["b_carry"]))
-            cnn.highway.transform[k].weight.copy_(tensor(group["W_transform"]).T)
-            cnn.highway.transform[k].bias.copy_(tensor(group["b_transform"]))
-        cnn.projection.weight.copy_(tensor(h5["CNN_proj"]["W_proj"]).T)
-        cnn.projection.bias.copy_(tensor(h5["CNN_proj"]["b_proj"]))
-        for direction, stack in enumerate((bilm.forward_layers, bilm.backward_layers)):
-            for j, layer in enumerate(stack):
-                cell = h5[f"RNN_{direction}"]["RNN"]["MultiRNNCell"][f"Cell{j}"]["LSTMCell"]
-                n = config.cell_size
-                order = torch.cat([torch.arange(0, n), torch.arange(2 * n, 3 * n),
-                                   torch.arange(n, 2 * n), torch.arange(3 * n, 4 * n)])
-                weight = tensor(cell["W_0"]).T[order]  # [4n, input + proj]
-                bias = tensor(cell["B"])
-                bias[2 * n:3 * n] += 1.0  # TensorFlow's forget_bias, in TF's (i, g, f, o) layout
-                lstm = layer.lstm
-                lstm.weight_ih_l0.copy_(weight[:, :lstm.input_size])
-                lstm.weight_hh_l0.copy_(weight[:, lstm.input_size:])
-                lstm.bias_ih_l0.zero_()
-                lstm.bias_hh_l0.copy_(bias[order])
-                lstm.weight_hr_l0.copy_(tensor(cell["W_P_0"]).T)
+    cnn = bilm.token_layer
+    cnn.char_embedding.weight[1:] = tensor(h5["char_embed"])
+    cnn.char_embedding.weight[0] = 0
+    for i, conv in enumerate(cnn.convolutions):
+        conv.weight.copy_(tensor(h5["CNN"][f"W_cnn_{i}"])[0].permute(2, 1, 0))  # [1, w, in, out] → [out, in, w]
+        conv.bias.copy_(tensor(h5["CNN"][f"b_cnn_{i}"]))
+    for k in range(config.n_highway):
+        group = h5[f"CNN_high_{k}"]
+        # bilm-tf names the transform gate "carry": t = σ(x W_carry + b_carry).
+        cnn.highway.gate[k].weight.copy_(tensor(group["W_carry"]).T)
+        cnn.highway.gate[k].bias.copy_(tensor(group["b_carry"]))
+        cnn.highway.transform[k].weight.copy_(tensor(group["W_transform"]).T)
+        cnn.highway.transform[k].bias.copy_(tensor(group["b_transform"]))
+    cnn.projection.weight.copy_(tensor(h5["CNN_proj"]["W_proj"]).T)
+    cnn.projection.bias.copy_(tensor(h5["CNN_proj"]["b_proj"]))
+    for direction, stack in enumerate((bilm.forward_layers, bilm.backward_layers)):
+        for j, layer in enumerate(stack):
+            cell = h5[f"RNN_{direction}"]["RNN"]["MultiRNNCell"][f"Cell{j}"]["LSTMCell"]
+            n = config.cell_size
+            order = torch.cat([torch.arange(0, n), torch.arange(2 * n, 3 * n),
+                               torch.arange(n, 2 * n), torch.arange(3 * n, 4 * n)])
+            weight = tensor(cell["W_0"]).T[order]  # [4n, input + proj]
+            bias = tensor(cell["B"])
+            bias[2 * n:3 * n] += 1.0  # TensorFlow's forget_bias, in TF's (i, g, f, o) layout
+            lstm = layer.lstm
+            lstm.weight_ih_l0.copy_(weight[:, :lstm.input_size])
+            lstm.weight_hh_l0.copy_(weight[:, lstm.input_size:])
+            lstm.bias_ih_l0.zero_()
+            lstm.bias_hh_l0.copy_(bias[order])
+            lstm.weight_hr_l0.copy_(tensor(cell["W_P_0"]).T)

@@ -254,3 +254,11 @@ def test_book_tokenizer_does_not_rewrite_an_identical_vocabulary(tmp_path, monke
     assert (vocabulary.stat().st_mtime_ns, vocabulary.stat().st_ino) == (stamp.st_mtime_ns, stamp.st_ino)
     vocabulary.write_text("[PAD]\n")  # damaged: rewritten
     assert book_tokenizer.__wrapped__(corpus, vocab_size=300).get_vocab() == first.get_vocab()
+
+
+def test_recipes_that_return_the_wrong_thing_are_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("CTXBOOK_CACHE", str(tmp_path))
+    with pytest.raises(TypeError, match="build\\(\\) must return a torch.nn.Module, got dict"):
+        cached_training("toy", {}, lambda: {}, train)
+    with pytest.raises(TypeError, match="train\\(model\\) must return the History that fit returns, got float"):
+        cached_training("toy", {}, build, lambda model: 0.5)

@@ -258,6 +258,8 @@ def cached_training(
     mode and its training history."""
     path = cache_path(name, key, build, train, code)
     model = build()
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"build() must return a torch.nn.Module, got {type(model).__name__}")
     if path.is_file():
         try:
             saved = torch.load(path, map_location="cpu", weights_only=True)
@@ -269,6 +271,8 @@ def cached_training(
             path.unlink(missing_ok=True)
             model = build()  # a half-loaded state dict must not survive into training
     history = train(model)
+    if not isinstance(history, History):
+        raise TypeError(f"train(model) must return the History that fit returns, got {type(history).__name__}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(path) as temporary:

@@ -416,10 +416,10 @@ def masking_static(settings: dict[str, list], outcomes: dict[str, list], sentenc
                      "y": {"value": 0}, "height": {"value": 30}, "fill": {"scale": "part", "field": "part_index"},
                      "tooltip": {"signal": "datum.label"}}}},
                  {"type": "text", "name": "share-labels", "from": {"data": "shares"}, "encode": {"update": {
-                     "x": {"value": 0}, "y": {"signal": "62 + 15 * datum.part_index"}, "fontSize": {"value": 10},
+                     "x": {"value": 0}, "y": {"signal": "80 + 15 * datum.part_index"}, "fontSize": {"value": 10},
                      "text": {"field": "label"}}}},
                  {"type": "symbol", "name": "share-keys", "from": {"data": "shares"}, "encode": {"update": {
-                     "x": {"value": -8}, "y": {"signal": "58 + 15 * datum.part_index"}, "shape": {"value": "square"},
+                     "x": {"value": -8}, "y": {"signal": "76 + 15 * datum.part_index"}, "shape": {"value": "square"},
                      "fill": {"scale": "part", "field": "part_index"}, "size": {"value": 60}}}},
                  {"type": "text", "name": "sees-title", "encode": {"update": {
                      "x": {"value": panel / 2}, "y": {"value": -22}, "align": {"value": "center"}, "fontSize": {"value": 10},

@@ -1,4 +1,17 @@
-"""Make a skipped browser check impossible to miss in a quiet (-q) run."""
+"""The browser check's shared fixtures (the local server, the browser), and a skipped browser
+check made impossible to miss in a quiet (-q) run.
+
+The fixtures live here, not in a test module: a session fixture imported into a second module
+would be a second fixture, and a second Playwright instance in the same thread fails.
+"""
+
+import functools
+import os
+import threading
+from http.server import ThreadingHTTPServer
+
+import pytest
+from test_rendered_pages import CHROMIUM, CHROMIUM_ARGS, HTML, _Handler, _missing
 
 SKIP_BANNER = "!!! BROWSER CHECK SKIPPED"
 
@@ -15,3 +28,37 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         for reason in sorted(reasons):
             terminalreporter.write_line(reason, red=True, bold=True)
         terminalreporter.write_sep("!", "under CI=true this is a failure", red=True)
+
+
+@pytest.fixture(scope="session")
+def site():
+    """Serve the built site on 127.0.0.1 at a free port; yields the base URL."""
+    if not HTML.is_dir():
+        _missing("no built book", f"at {HTML} (build it: jupyter-book build . -W -n --keep-going)")
+    handler = functools.partial(_Handler, directory=str(HTML))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, name="ctxbook-http", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
+        _missing("chromium not found", f"at {CHROMIUM} (apt-get install -y chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("the playwright python package is not installed")
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()

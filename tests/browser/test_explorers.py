@@ -26,7 +26,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from test_rendered_pages import HTML, PAGES, RENDER_TIMEOUT_MS, REPO, _missing, browser, site  # noqa: F401 (fixtures)
+from test_rendered_pages import HTML, PAGES, RENDER_TIMEOUT_MS, REPO, _missing
 
 SLIDER_SAMPLES = 12
 EXPLORERS = ("polysemy", "scalar_mix", "masking", "scaling", "attention")

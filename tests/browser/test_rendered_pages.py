@@ -24,10 +24,8 @@ Environment:
 
 from __future__ import annotations
 
-import functools
 import os
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -94,7 +92,7 @@ PAGES = book_pages()
 
 
 # --------------------------------------------------------------------------------------------
-# fixtures: the local server and the browser
+# the local server (the fixtures `site` and `browser` are in conftest.py, shared by every test file)
 
 
 class _Handler(SimpleHTTPRequestHandler):
@@ -114,40 +112,6 @@ class _Handler(SimpleHTTPRequestHandler):
 
     def log_message(self, *args):  # keep pytest's output clean
         pass
-
-
-@pytest.fixture(scope="session")
-def site():
-    """Serve the built site on 127.0.0.1 at a free port; yields the base URL."""
-    if not HTML.is_dir():
-        _missing("no built book", f"at {HTML} (build it: jupyter-book build . -W -n --keep-going)")
-    handler = functools.partial(_Handler, directory=str(HTML))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, name="ctxbook-http", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
-
-
-@pytest.fixture(scope="session")
-def browser():
-    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
-        _missing("chromium not found", f"at {CHROMIUM} (apt-get install -y chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _missing("the playwright python package is not installed")
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 # --------------------------------------------------------------------------------------------

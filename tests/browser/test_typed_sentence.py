@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import numpy as np
 import pytest
 import torch
-from test_rendered_pages import HTML, _missing, browser, site  # noqa: F401 (fixtures)
+from test_rendered_pages import HTML, _missing
 
 from ctxlib.analysis.occurrences import layer_names
 from ctxlib.analysis.polysemy import PolysemyStudy

@@ -18,7 +18,7 @@ from ctxlib.models.electra import Electra
 from ctxlib.models.elmo import BiLM, Elmo, ElmoConfig, batch_to_ids
 from ctxlib.models.heads import (BertForQuestionAnswering, BertForSequenceClassification, BertForTokenClassification,
                                  best_span)
-from ctxlib.objectives.masking import IGNORE_INDEX
+from ctxlib.objectives.masking import IGNORE_INDEX, mask_tokens
 from ctxlib.studies.extrapolation import SCHEMES, PositionalLM
 
 CONFIG = BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
@@ -114,3 +114,15 @@ def test_position_schemes(scheme):
     model = PositionalLM(scheme, vocab_size=30, max_length=8, hidden=16, heads=2, intermediate=32).eval()
     ids = torch.randint(0, 30, (2, 8))
     assert on_cpu(run_where_undeviced_tensors_go_astray(lambda: model(ids)))
+
+
+def test_masking_draws_where_its_generator_lives():
+    ids = torch.randint(5, 100, (4, 16))
+    words = torch.arange(16).repeat(4, 1) // 2
+    for word_ids in (None, words):
+        masked, labels = run_where_undeviced_tensors_go_astray(
+            lambda: mask_tokens(ids, vocab_size=100, mask_token_id=4, word_ids=word_ids, mlm_probability=0.5,
+                                generator=torch.Generator().manual_seed(0)))
+        again, _ = mask_tokens(ids, vocab_size=100, mask_token_id=4, word_ids=word_ids, mlm_probability=0.5,
+                               generator=torch.Generator().manual_seed(0))
+        assert on_cpu(masked, labels) and torch.equal(masked, again)

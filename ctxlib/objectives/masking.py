@@ -89,29 +89,38 @@ def mask_tokens(
 
     labels = input_ids.clone()
     inputs = input_ids.clone()
-    probability = torch.full(labels.shape, mlm_probability)
+    # The draws are made where the generator lives (a CPU generator for GPU inputs too), then
+    # moved to the input's device.
+    device = generator.device if generator is not None else input_ids.device
+
+    def draw(probability: torch.Tensor | float) -> torch.Tensor:
+        if not isinstance(probability, torch.Tensor):
+            probability = torch.full(labels.shape, probability, device=device)
+        return torch.bernoulli(probability, generator=generator).bool().to(input_ids.device)
+
+    probability = torch.full(labels.shape, mlm_probability, device=device)
     if word_ids is None:
-        probability.masked_fill_(special, 0.0)
-        selected = torch.bernoulli(probability, generator=generator).bool()
+        probability.masked_fill_(special.to(device), 0.0)
+        selected = draw(probability)
     else:
         word_ids = check_index_tensor("word_ids", word_ids, ndim=2)
         check_same_shape("word_ids", word_ids, "input_ids", input_ids)
         # Draw once per word (at its first piece), then spread the draw to all its pieces.
-        probability.masked_fill_(~word_starts(word_ids) | special, 0.0)
-        first_selected = torch.bernoulli(probability, generator=generator).bool()
+        probability.masked_fill_((~word_starts(word_ids) | special).to(device), 0.0)
+        first_selected = draw(probability)
         same_word = (word_ids[:, :, None] == word_ids[:, None, :]) & (word_ids >= 0)[:, :, None]
         selected = (same_word & first_selected[:, None, :]).any(-1) & ~special
     labels[~selected] = IGNORE_INDEX
 
-    replaced = torch.bernoulli(torch.full(labels.shape, mask_replace_prob), generator=generator).bool() & selected
+    replaced = draw(mask_replace_prob) & selected
     inputs[replaced] = mask_token_id
     if mask_replace_prob == 1 or random_replace_prob == 0:
         return inputs, labels
     # Of the selected tokens not replaced by [MASK], the share that gets a random token.
     random_share = random_replace_prob / (1 - mask_replace_prob)
-    randomised = (torch.bernoulli(torch.full(labels.shape, random_share), generator=generator).bool()
-                  & selected & ~replaced)
-    random_words = torch.randint(vocab_size, labels.shape, dtype=torch.long, generator=generator)
+    randomised = draw(random_share) & selected & ~replaced
+    random_words = torch.randint(vocab_size, labels.shape, dtype=torch.long, generator=generator,
+                                 device=device).to(input_ids.device)
     inputs[randomised] = random_words[randomised]
     return inputs, labels
 

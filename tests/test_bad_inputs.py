@@ -13,8 +13,8 @@ import torch
 from ctxlib.analysis.neighbours import nearest
 from ctxlib.data.vocabulary import Vocabulary
 from ctxlib.layers.scalar_mix import ScalarMix
-from ctxlib.models.bert import BertConfig, BertForPreTraining, BertModel
-from ctxlib.objectives.masking import Masker, mask_tokens
+from ctxlib.models.bert import BertConfig, BertForPreTraining, BertModel, mlm_cross_entropy
+from ctxlib.objectives.masking import IGNORE_INDEX, Masker, mask_tokens
 from ctxlib.objectives.nsp import SentencePair, encode_pairs
 from ctxlib.studies.finetuning import FineTuning
 from ctxlib.training.loop import parameter_groups
@@ -53,6 +53,10 @@ IDS = torch.ones(1, 3, dtype=torch.long)
     (lambda: BertModel(TINY)(IDS, causal="no"), TypeError, r"causal must be a bool \(True or False\), got str 'no'"),
     (lambda: BertModel(TINY)(IDS, output_hidden_states=1), TypeError, "output_hidden_states must be a bool"),
     (lambda: BertForPreTraining(TINY)(IDS, masked_only="yes"), TypeError, "masked_only must be a bool"),
+    (lambda: mlm_cross_entropy(torch.randn(1, 3, 10), torch.full((1, 3), IGNORE_INDEX)), ValueError,
+     r"labels mark no masked position \(all are -100\): the MLM loss .* is undefined"),  # before: NaN
+    (lambda: BertForPreTraining(TINY)(IDS, labels=torch.full((1, 3), IGNORE_INDEX)), ValueError,
+     "labels mark no masked position"),
     (lambda: FineTuning("ner", crf="no"), TypeError, r"crf must be a bool \(True or False\), got str 'no'"),
     (lambda: FineTuning("topic", epochs=math.inf), ValueError, "epochs must be finite, got inf"),
     (lambda: FineTuning("topic", lr=-5e-5), ValueError, "lr must be > 0, got -5e-05"),

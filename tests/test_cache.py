@@ -180,7 +180,7 @@ def test_an_unwritable_cache_returns_the_trained_model_with_a_warning(tmp_path, 
 
 def _train_in_step(model, barrier):
     history = train(model)
-    barrier.wait()  # both processes reach the write at the same moment
+    barrier.wait(timeout=120)  # both processes reach the write at the same moment
     return history
 
 
@@ -197,11 +197,11 @@ def _race(directory, barrier, results):
 def test_two_processes_finishing_together_both_succeed(tmp_path):
     context = multiprocessing.get_context("fork")
     barrier, results = context.Barrier(2), context.Queue()
-    workers = [context.Process(target=_race, args=(str(tmp_path), barrier, results)) for _ in range(2)]
+    workers = [context.Process(target=_race, args=(str(tmp_path), barrier, results), daemon=True) for _ in range(2)]
     for worker in workers:
         worker.start()
     for worker in workers:
-        worker.join(60)
+        worker.join(180)
     assert sorted(results.get(timeout=5) for _ in workers) == ["ok", "ok"]
     assert len(list(tmp_path.glob("raced-*.pt"))) == 1 and not list(tmp_path.glob(".*partial"))
     torch.load(next(tmp_path.glob("raced-*.pt")), weights_only=True)  # whole, not interleaved

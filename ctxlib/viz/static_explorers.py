@@ -335,9 +335,10 @@ def scalar_mix_static(tasks: Sequence[str], layer_names: Sequence[str], learning
 def masking_static(settings: dict[str, list], outcomes: dict[str, list], sentences: Sequence[Sequence[str]],
                    codes: Sequence[str], random: Sequence[dict[int, str]], grid: dict[str, list],
                    start: dict[str, float]) -> StaticExplorer:
-    """The selection probability × [MASK] share × random share grid (and ``samples`` draws of
-    each): ``settings`` (index, p, mask, random, sample, eligible, selected, selection_expected,
-    selection_sd) and ``outcomes`` (setting, outcome, observed, expected, sd) for the figure, and
+    """The selection probability × [MASK] share × random share grid: ``settings`` (index, p,
+    mask, random, eligible, selected, selection_expected, selection_sd) and ``outcomes``
+    (setting, outcome 0-2 = [MASK], random, unchanged, 3 = not selected; observed, expected, sd)
+    for the figure, and
     per setting the sample sentences' codes (one character per token of ``sentences``) and
     random replacements, which ctx-explorers.js writes out as text."""
     panel, gap, height = 300, 90, 170
@@ -348,9 +349,9 @@ def masking_static(settings: dict[str, list], outcomes: dict[str, list], sentenc
               "selection p"),
         bound("mask", start["mask"], {"input": "range", "min": 0, "max": 1, "step": step(grid["share"])}, "→ [MASK]"),
         bound("random", start["random"], {"input": "range", "min": 0, "max": 1, "step": step(grid["share"])}, "→ random"),
-        bound("sample", 0, {"input": "range", "min": 0, "max": grid["samples"] - 1, "step": 1}, "sample (resample)"),
         {"name": "outcome_names", "value": names},
         {"name": "setting", "update": "data('current').length ? data('current')[0].index : -1"},
+        {"name": "eligible", "update": "data('current').length ? data('current')[0].eligible : 1"},
     ]
     same = lambda field, signal: f"round(datum.{field} * 100) == round({signal} * 100)"  # noqa: E731
     shares_colours = ["#dddddd", *PALETTE[:3]]
@@ -358,16 +359,16 @@ def masking_static(settings: dict[str, list], outcomes: dict[str, list], sentenc
         2 * panel + gap, height + 110, signals,
         data=[{"name": "settings"}, {"name": "outcomes"},
               {"name": "current", "source": "settings", "transform": [{"type": "filter", "expr": " && ".join(
-                  [same("p", "p"), same("mask", "mask"), same("random", "random"), "datum.sample == sample"])}]},
-              {"name": "current-outcomes", "source": "outcomes", "transform": [
-                  {"type": "filter", "expr": "datum.setting == setting"},
+                  [same("p", "p"), same("mask", "mask"), same("random", "random")])}]},
+              {"name": "current-all", "source": "outcomes", "transform": [{"type": "filter", "expr": "datum.setting == setting"}]},
+              {"name": "current-outcomes", "source": "current-all", "transform": [
+                  {"type": "filter", "expr": "datum.outcome < 3"},
                   {"type": "formula", "as": "name", "expr": "outcome_names[datum.outcome]"},
                   {"type": "formula", "as": "low", "expr": "datum.expected - 2 * datum.sd"},
                   {"type": "formula", "as": "high", "expr": "datum.expected + 2 * datum.sd"}]},
-              {"name": "shares", "source": "current", "transform": [
-                  {"type": "fold", "fields": ["none", "mask_n", "random_n", "kept_n"], "as": ["part", "count"]},
-                  {"type": "formula", "as": "share", "expr": "datum.count / datum.eligible"},
-                  {"type": "formula", "as": "part_index", "expr": "indexof(['none', 'mask_n', 'random_n', 'kept_n'], datum.part)"},
+              {"name": "shares", "source": "current-all", "transform": [
+                  {"type": "formula", "as": "share", "expr": "datum.observed / eligible"},
+                  {"type": "formula", "as": "part_index", "expr": "(datum.outcome + 1) % 4"},
                   {"type": "stack", "field": "share", "sort": {"field": "part_index"}, "as": ["s0", "s1"]},
                   {"type": "formula", "as": "label", "expr": "['not predicted', 'predicted, [MASK]', 'predicted, random', "
                                                              "'predicted, unchanged'][datum.part_index] + ': ' "

@@ -161,12 +161,15 @@ def _check_masking(page, element, payload, signals) -> str | None:
     same = lambda a, b: round(a * 100) == round(b * 100)  # noqa: E731
     settings = [r for r in _rows(payload["datasets"]["settings"])
                 if same(r["p"], signals["p"]) and same(r["mask"], signals["mask"])
-                and same(r["random"], signals["random"]) and r["sample"] == signals["sample"]]
+                and same(r["random"], signals["random"])]
     if len(settings) != 1:
         return f"the page's data has {len(settings)} settings for {signals}"
     index = settings[0]["index"]
-    expected = [r for r in _rows(payload["datasets"]["outcomes"]) if r["setting"] == index]
+    everything = [r for r in _rows(payload["datasets"]["outcomes"]) if r["setting"] == index]
+    expected = [r for r in everything if r["outcome"] < 3]
     problem = _same_numbers(page.evaluate(_ITEMS_JS, [element, "observed"]), expected, ["observed"], ["outcome"])
+    if problem is None:
+        problem = _same_numbers(page.evaluate(_ITEMS_JS, [element, "share-bars"]), everything, ["observed"], ["outcome"])
     if problem is None:
         problem = _same_numbers(page.evaluate(_ITEMS_JS, [element, "expected-mean"]), expected, ["expected"], ["outcome"])
     codes = page.evaluate("e => Array.from(e.querySelectorAll('.ctx-masked [data-code]')).map(s => s.dataset.code).join('')",

@@ -19,7 +19,8 @@ import html
 import io
 import math
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -63,6 +64,19 @@ def check_on_grid(name: str, value: float, grid: Sequence[float]) -> None:
     if not any(math.isclose(value, point, abs_tol=1e-9) for point in grid):
         raise ValueError(f"{name}={value!r} is not on the static explorer's grid {list(grid)}; "
                          "choose a grid value, or form='live' for the full range")
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """torch on one thread while a static form computes its grid: its operations are small, and
+    two threads on a busy machine cost up to 60× the CPU time of one (a masking draw of 2,000
+    sentences: 150 ms vs 2.3 ms)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def figure_png(figure: plt.Figure, dpi: int = WIDGET_DPI) -> bytes:
@@ -115,8 +129,8 @@ def polysemy_data(study: PolysemyStudy) -> dict[str, dict[str, list]]:
                 points["x"] += rounded(xy[:, 0])
                 points["y"] += rounded(xy[:, 1])
             sep = entry.separation
-            for key, value in zip(scores, (word, li, sep.silhouette[li], sep.nn_accuracy[li], sep.chance)):
-                scores[key].append(value if key == "word" or key == "layer" else rounded([value])[0])
+            for key, value in zip(scores, (word, li, *rounded([sep.silhouette[li], sep.nn_accuracy[li], sep.chance]))):
+                scores[key].append(value)
     return {"occurrences": occ, "senses": senses, "points": points, "scores": scores}
 
 
@@ -170,18 +184,13 @@ def scalar_mix_data(tasks: dict, learning_rates: Sequence[float], step_counts: S
     table: dict[str, list] = {key: [] for key in ("lr", "steps", "task", "pct", "step", "gamma", "accuracy",
                                                   *(f"s{j}" for j in range(layer_count)))}
     runs = {}
-    # One thread: each step is a few small matrix products, which two threads only slow down
-    # (300 steps: 1.0 s of CPU on one thread, 16 s on two contended ones).
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    # Each step is a few small matrix products (300 steps: 1.0 s of CPU on one thread).
+    with one_thread():
         for lr in learning_rates:
             for steps in step_counts:
                 if steps % points:
                     raise ValueError(f"step_counts must be multiples of points={points}, got {steps}")
                 runs[lr, steps] = train_mixes(tasks, steps, lr, every=steps // points)
-    finally:
-        torch.set_num_threads(threads)
     for (lr, steps), by_task in runs.items():
         for t, run in enumerate(by_task.values()):
             at = run.accuracy_steps
@@ -281,8 +290,8 @@ class MaskingSetup:
 def masking_data(setup: MaskingSetup, shown: int, seed: int) -> dict:
     """Every grid point, drawn with ``seed`` as the live form's first draw: the counts
     (``settings``; ``outcomes`` 0-2 as ``masking_counts``, 3 the positions not selected) and the first ``shown`` sentences' tokens coded ("." not
-    selected, "M" [MASK], "R" random, "K" kept), with each random replacement. One thread:
-    a draw of 2,000 sentences takes 2.3 ms of CPU on one, 150 ms on two contended ones."""
+    selected, "M" [MASK], "R" random, "K" kept), with each random replacement (a draw of 2,000
+    sentences: 2.3 ms of CPU on one thread)."""
     tok = setup.tokenizer
     real = [[(k, t) for k, t in enumerate(setup.ids[i].tolist()) if t not in tok.all_special_ids] for i in range(shown)]
     settings: dict[str, list] = {key: [] for key in ("index", "p", "mask", "random", "eligible", "selected",
@@ -291,12 +300,8 @@ def masking_data(setup: MaskingSetup, shown: int, seed: int) -> dict:
     codes, random_tokens = [], []
     grid = [(p, mask, random) for p in MASK_GRID_P for mask in MASK_GRID_SHARES
             for random in MASK_GRID_SHARES if mask + random <= 1 + 1e-9]
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_thread():
         draws = [setup.draw(p, mask, random, seed) for p, mask, random in grid]
-    finally:
-        torch.set_num_threads(threads)
     for index, ((p, mask, random), (inputs, labels, counts)) in enumerate(zip(grid, draws)):
         row = (index, p, mask, random, counts.eligible, counts.selected,
                *rounded([counts.selection_expected, counts.selection_sd]))

@@ -21,6 +21,7 @@ Every chapter that trains something calls ``fit``. What it does, and why:
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -29,7 +30,7 @@ from typing import Any
 
 import torch
 from torch import nn
-from tqdm.auto import tqdm
+from tqdm.std import tqdm
 
 from ctxlib._checks import (check_bool, check_choice, check_max_grad_norm, check_nonnegative_int, check_positive_int,
                             check_positive_real, check_probability, check_real)
@@ -216,7 +217,11 @@ def _fit(model: nn.Module, batches: Iterator[Any], loss_fn: Callable[[nn.Module,
         optimizer, lambda step: warmup_linear_decay(step, config.steps, config.warmup_steps))
     parameters = [p for group in optimizer.param_groups for p in group["params"]]
     history = History()
-    bar = tqdm(range(config.steps), desc=config.description, disable=not config.progress, mininterval=0.5)
+    # A text bar on stdout, not a widget: it works in a terminal and a kernel alike, and a rendered
+    # page keeps its last line (myst-nb folds the carriage returns) without loading the 3.6 MB
+    # widget manager that a widget bar would make every training page carry.
+    bar = tqdm(range(config.steps), desc=config.description, disable=not config.progress, mininterval=0.5,
+               file=sys.stdout)
     started = time.perf_counter()
     evaluating = 0.0
     for step in bar:

@@ -19,6 +19,7 @@ by side.
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -27,6 +28,7 @@ import torch
 
 from ctxlib.analysis.occurrences import OccurrenceVectors
 from ctxlib.analysis.probe import linear_probe_accuracy, nn_accuracy
+from ctxlib.analysis.wsd import centroid_scores
 from ctxlib.data.corpus import Corpus, TaggedSentence, novel_sentences
 
 Encoder = Callable[[Sequence[Sequence[str]]], OccurrenceVectors]
@@ -85,13 +87,22 @@ def probe_tasks(encode: Encoder, corpus: Corpus, train_sentences: int = 700, tes
 
 
 def probe_scores(tasks: dict[str, TokenTask]) -> dict[str, list[float]]:
-    """Per layer: POS linear-probe accuracy, sense 1-NN accuracy and sense linear-probe accuracy."""
+    """Per layer: POS linear-probe accuracy; sense accuracy by 1-NN over single training
+    occurrences, by Peters et al.'s nearest sense centroid (``ctxlib.analysis.wsd``; a word's
+    most frequent training sense is its first sense), and by a linear probe."""
     pos, sense = tasks["part of speech"], tasks["word sense"]
+    lemma = lambda label: label.split("/")[0]  # "bank/river" -> "bank"
+    train_lemmas, test_lemmas = [lemma(x) for x in sense.train_labels], [lemma(x) for x in sense.test_labels]
+    first = {word: Counter(x for x in sense.train_labels if lemma(x) == word).most_common(1)[0][0]
+             for word in set(train_lemmas)}
     return {
         "POS, linear probe": [linear_probe_accuracy(a, pos.train_labels, b, pos.test_labels)
                               for a, b in zip(pos.train_layers, pos.test_layers)],
         "sense, 1-NN": [nn_accuracy(a, sense.train_labels, b, sense.test_labels)
                         for a, b in zip(sense.train_layers, sense.test_layers)],
+        "sense, nearest centroid": [float(centroid_scores(a, train_lemmas, sense.train_labels, b, test_lemmas,
+                                                          sense.test_labels, first).mean())
+                                    for a, b in zip(sense.train_layers, sense.test_layers)],
         "sense, linear probe": [linear_probe_accuracy(a, sense.train_labels, b, sense.test_labels)
                                 for a, b in zip(sense.train_layers, sense.test_layers)],
     }

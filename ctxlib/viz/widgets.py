@@ -341,7 +341,7 @@ def masking_explorer(tokenizer, sentences: Sequence[str], mlm_probability: float
     """Sliders for the selection probability and the [MASK] / random split (the rest is kept);
     shows ``shown`` masked sentences and the counts over all ``sentences`` against the binomial
     expectation. Live: "resample" draws new masks. Static: the grid ``MASK_GRID_P`` ×
-    ``MASK_GRID_SHARES``² (660 points), each the live form's first draw."""
+    ``MASK_GRID_SHARES`` × ``MASK_GRID_SHARES`` (660 points), each the live form's first draw."""
     check_in_range("mlm_probability", mlm_probability, *MASK_P_RANGE)
     check_in_range("mask_replace_prob", mask_replace_prob, 0, 1)
     check_in_range("random_replace_prob", random_replace_prob, 0, 1)

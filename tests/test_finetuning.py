@@ -110,6 +110,22 @@ def test_fine_tune_trains_once_and_caches(tmp_path, monkeypatch, tokenizer):
     assert all(torch.equal(a, b) for a, b in zip(first.model.state_dict().values(), again.model.state_dict().values()))
 
 
+def test_early_stopping_keeps_the_best_development_epoch(tmp_path, monkeypatch, tokenizer):
+    monkeypatch.setenv("CTXBOOK_CACHE", str(tmp_path))
+    run = fine_tune(FineTuning("ner", train_size=32, epochs=6, lr=1e-4, patience=1, dev_size=32), progress=False)
+    dev = [value for _, value in run.history.evaluations["dev entity_f1"]]
+    best = max(range(len(dev)), key=dev.__getitem__)
+    # It stopped one epoch after the best (or ran to the end), evaluating once per 2-step epoch.
+    assert len(dev) in (best + 2, 6) and [s for s, _ in run.history.evaluations["dev entity_f1"]] == \
+        [2 * (i + 1) for i in range(len(dev))]
+    # The model returned is the best epoch's: its development score, recomputed, is the best one.
+    train, _ = load_task("ner")
+    rescored = evaluate("ner", run.model, encode("ner", tokenizer, train[-32:]), train[-32:])
+    assert rescored["entity_f1"] == pytest.approx(dev[best])
+    # The test score is recorded at the best epoch's step.
+    assert run.history.evaluations["entity_f1"][-1][0] == 2 * (best + 1)
+
+
 def test_bad_settings_are_clear_errors(tokenizer):
     with pytest.raises(ValueError, match="task must be one of"):
         FineTuning("pos")
@@ -121,6 +137,10 @@ def test_bad_settings_are_clear_errors(tokenizer):
         FineTuning("topic", epochs=0)
     with pytest.raises(ValueError, match="train_size=9999 is more than the 512"):
         fine_tune(FineTuning("topic", train_size=9999))
+    with pytest.raises(ValueError, match="patience must be a positive int, got 0"):
+        FineTuning("topic", patience=0)
+    with pytest.raises(ValueError, match="train_size=480 is more than the 448 training examples left beside the 64"):
+        fine_tune(FineTuning("topic", train_size=480, patience=1))
     with pytest.raises(TypeError, match="setting must be a FineTuning"):
         fine_tune({"task": "topic"})
     with pytest.raises(ValueError, match=r"labels \['cooking'\] are not among"):

@@ -72,6 +72,26 @@ def test_fit_learns_records_and_is_deterministic():
     assert 0 < history.seconds <= elapsed - 3 * 0.2
 
 
+def test_stop_ends_training_after_an_evaluation_and_keeps_the_schedule():
+    torch.manual_seed(0)
+    model = nn.Linear(4, 1)
+    batches, loss_fn = regression_problem()
+    asked = []
+
+    def stop(history):
+        asked.append(history.steps[-1])
+        return len(history.evaluations["score"]) == 2  # stop after the second evaluation
+
+    history = fit(model, batches, loss_fn, TrainConfig(steps=100, lr=0.05, weight_decay=0.0, eval_every=10,
+                                                       warmup_fraction=0.1, progress=False),
+                  evaluate=lambda m: {"score": 0.0}, stop=stop)
+    assert asked == [10, 20] and history.steps == list(range(1, 21))
+    # The learning rate followed the schedule planned for 100 steps, not one squeezed into 20.
+    assert history.lr[-1] == pytest.approx(0.05 * (100 - 19) / 90)
+    with pytest.raises(ValueError, match="stop needs evaluate"):
+        fit(model, batches, loss_fn, TrainConfig(steps=5, progress=False), stop=stop)
+
+
 def test_clipping_scales_the_gradient():
     # Adam's first step is lr · g / (|g| + eps): about lr whatever g's size, unless the gradient
     # was clipped below eps = 1e-8, which makes the step vanish. So the step size shows clipping.

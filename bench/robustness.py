@@ -3,6 +3,7 @@
     .venv/bin/python bench/robustness.py                    # seeds 0 1 2 3, every page with a claim
     .venv/bin/python bench/robustness.py --seeds 1 --pages book/06_training_problems.md
     .venv/bin/python bench/robustness.py --write            # also write ctxlib/data/robustness.json
+    .venv/bin/python bench/robustness.py --write --pages book/05_finetuning.md   # rerun one page, update its entries
 
 Each page with a ``claim(...)`` (``ctxlib.claims``) is executed in a fresh kernel once per seed,
 with ``$CTXBOOK_SEED`` set (the page passes ``book_seed()`` to everything it trains or samples) and
@@ -103,8 +104,19 @@ def main() -> int:
     parser.add_argument("--write", action="store_true", help=f"write {RECORD.relative_to(ROOT)}")
     args = parser.parse_args()
     pages = [page.resolve() for page in args.pages] if args.pages else pages_with_claims()
-    if args.write and (args.pages or sorted(args.seeds) != sorted(set(args.seeds)) or len(args.seeds) < 4):
-        parser.error("--write needs every page and at least four distinct seeds")
+    if args.write and (sorted(args.seeds) != sorted(set(args.seeds)) or len(args.seeds) < 4):
+        parser.error("--write needs at least four distinct seeds")
+    kept: dict[str, dict] = {}
+    if args.write and args.pages:
+        # Rerunning some pages updates their entries in the record; the others stay as measured.
+        if not RECORD.exists():
+            parser.error(f"--write with --pages updates {RECORD.relative_to(ROOT)}, which does not exist yet: "
+                         "run every page first")
+        old = json.loads(RECORD.read_text(encoding="utf-8"))
+        if sorted(old["seeds"]) != sorted(args.seeds):
+            parser.error(f"the record was measured at seeds {old['seeds']}; rerun its pages at the same seeds")
+        rerun = {page.stem for page in pages}
+        kept = {name: entry for name, entry in old["claims"].items() if entry["page"] not in rerun}
     lines: list[dict] = []
     page_of: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as scratch:
@@ -131,7 +143,8 @@ def main() -> int:
     if args.write:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                                 text=True).stdout.strip()
-        text = json.dumps({"seeds": sorted(args.seeds), "commit": commit, "claims": claims}, indent=1) + "\n"
+        text = json.dumps({"seeds": sorted(args.seeds), "commit": commit, "claims": {**kept, **claims}},
+                          indent=1) + "\n"
         partial = RECORD.with_name(f".{RECORD.name}.{os.getpid()}")
         partial.write_text(text, encoding="utf-8")
         partial.replace(RECORD)

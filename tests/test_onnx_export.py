@@ -207,3 +207,12 @@ def test_typed_word_is_found_or_named_as_missing() -> None:
         find_typed_word("The bank by the bank.", words)
     with pytest.raises(TypeError, match="text must be a str"):
         find_typed_word(None, words)
+
+
+def test_a_wordnet_key_is_found_by_its_lemma() -> None:
+    words = ("bank.n", "order.n", "run.v")
+    found = find_typed_word("She put her books in order at the bank.", words)
+    assert (found.word, found.text[found.start:found.end]) == ("order.n", "order")
+    assert find_typed_word("She put her books in order at the bank.", words, prefer="bank.n").word == "bank.n"
+    with pytest.raises(ValueError, match="uses none of the explorer's words"):
+        find_typed_word("The banks were closed.", words)

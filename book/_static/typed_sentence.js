@@ -132,7 +132,9 @@
   function findWord(text, words, prefer) {
     const found = [];
     for (const word of words) {
-      const pattern = new RegExp(`(?<![\\p{L}\\p{N}_])${escapeRegExp(word)}(?![\\p{L}\\p{N}_])`, "giu");
+      // A WordNet lemma is keyed with its part of speech ("bank.n"); the sentence has the lemma.
+      const surface = word.replace(/\.[nvasr]$/, "");
+      const pattern = new RegExp(`(?<![\\p{L}\\p{N}_])${escapeRegExp(surface)}(?![\\p{L}\\p{N}_])`, "giu");
       for (const match of text.matchAll(pattern)) found.push({word, start: match.index, end: match.index + match[0].length});
     }
     if (!found.length) {

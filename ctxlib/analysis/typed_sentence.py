@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -46,19 +46,26 @@ EXAMPLE_LAYER = "layer 6"
 TIE = 1e-6
 
 
+def surface_form(word: str) -> str:
+    """How a sentence spells the explorer word ``word``: a WordNet key such as "bank.n" (lemma
+    and part of speech, ``ctxlib.data.wordnet``) is written "bank"; a corpus word as it is."""
+    return re.sub(r"\.[nvasr]$", "", word)
+
+
 def find_typed_word(text: str, words: Sequence[str], prefer: str | None = None) -> SenseSentence:
-    """The occurrence of an explorer word in ``text`` (whole word, any case): ``prefer`` if it
-    occurs, else the word that occurs first. None of the words, or the chosen one twice, is an
-    error that says what to type."""
+    """The occurrence of an explorer word in ``text`` (whole word, any case, spelt as
+    ``surface_form`` gives): ``prefer`` if it occurs, else the word that occurs first. None of the
+    words, or the chosen one twice, is an error that says what to type."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__} {text!r}")
     found = sorted((match.start(), word) for word in words
-                   for match in re.finditer(rf"\b{re.escape(word)}\b", text, re.IGNORECASE))
+                   for match in re.finditer(rf"\b{re.escape(surface_form(word))}\b", text, re.IGNORECASE))
     if not found:
         raise ValueError(f"text={text!r} uses none of the explorer's words {list(words)}: "
                          "write a sentence with one of them (as a whole word)")
     present = [word for _, word in found]
-    return find_occurrence(text, prefer if prefer in present else present[0])
+    word = prefer if prefer in present else present[0]
+    return replace(find_occurrence(text, surface_form(word)), word=word)
 
 
 def sense_centroids(study: PolysemyStudy, word: str, layer: str) -> tuple[tuple[str, ...], np.ndarray]:

@@ -156,8 +156,9 @@ def polysemy_explorer(study: PolysemyStudy, word: str = "bank", layer: str | Non
     for control in (word_box, layer_box, method_box):
         control.observe(lambda _change: redraw(), names="value")
     # t-SNE takes ~0.05 s per picture; computing them all while the reader looks keeps each
-    # later move to a redraw.
-    threading.Thread(target=study.precompute_projections, daemon=True).start()
+    # later move to a redraw. Not a daemon: one still inside t-SNE when the interpreter exits
+    # aborts it (exit status 134); exit waits the few seconds instead.
+    threading.Thread(target=study.precompute_projections, daemon=False).start()
     return widgets.VBox([widgets.HBox([word_box, method_box]), layer_box, image])
 
 

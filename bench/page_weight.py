@@ -1,0 +1,62 @@
+"""What each rendered page makes a reader's browser download, against the 5 MB page budget.
+
+    .venv/bin/python bench/page_weight.py            # every page of the built book (_build/html)
+
+Each page of ``_build/html/book/`` is opened in headless Chromium from a local server (the
+browser check's own server and flags, ``tests/browser/test_rendered_pages.py``), and the bytes of
+every response it loads before the network goes quiet are summed: HTML, scripts, styles, fonts,
+figures, explorer data. Sizes are uncompressed (the local server does not compress), so a
+server that gzips sends less. What a page fetches only when the reader asks (the typed
+sentence's model, ``_static/lazy/``) is not counted; it is listed under ``on demand``. Exit
+status 1 if a page is over the budget.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+
+from test_rendered_pages import CHROMIUM, CHROMIUM_ARGS, HTML, _Handler  # noqa: E402
+
+BUDGET = 5_000_000
+
+
+def main() -> int:
+    from playwright.sync_api import sync_playwright
+
+    pages = sorted((HTML / "book").glob("*.html")) + [HTML / "index.html"]
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(HTML)))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    over = 0
+    print(f"{'page':44s} {'loads':>8s} {'largest':>36s}")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        for page_file in pages:
+            sizes: dict[str, int] = {}
+            page = browser.new_page()
+            page.on("response", lambda response: sizes.__setitem__(response.url, len(response.body()))
+                    if response.ok and response.request.method == "GET" else None)
+            page.goto(base + str(page_file.relative_to(HTML)), wait_until="networkidle")
+            page.close()
+            total = sum(sizes.values())
+            largest = max(sizes, key=sizes.get)
+            over += total > BUDGET
+            flag = "  OVER 5 MB" if total > BUDGET else ""
+            print(f"{str(page_file.relative_to(HTML)):44s} {total / 1e6:6.2f} MB  "
+                  f"{largest.rsplit('/', 1)[-1][:24]:>24s} {sizes[largest] / 1e6:5.2f} MB{flag}")
+        browser.close()
+    server.shutdown()
+    print(f"\n{len(pages)} pages, {over} over the 5 MB budget")
+    return 1 if over else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -42,8 +42,8 @@ def main() -> int:
         for page_file in pages:
             sizes: dict[str, int] = {}
             page = browser.new_page()
-            page.on("response", lambda response: sizes.__setitem__(response.url, len(response.body()))
-                    if response.ok and response.request.method == "GET" else None)
+            page.on("requestfinished", lambda request: sizes.__setitem__(request.url,
+                                                                          request.sizes()["responseBodySize"]))
             page.goto(base + str(page_file.relative_to(HTML)), wait_until="networkidle")
             page.close()
             total = sum(sizes.values())

@@ -9,8 +9,8 @@ Each page with a ``claim(...)`` (``ctxlib.claims``) is executed in a fresh kerne
 with ``$CTXBOOK_SEED`` set (the page passes ``book_seed()`` to everything it trains or samples) and
 ``$CTXBOOK_CLAIMS`` naming the file its claims are appended to; under the bench a failing claim is
 recorded, not raised. The table then gives, per claim: its margin, the gap (how far the comparison
-is from failing) at the lowest and highest seed, the noise (the larger range of the two compared
-scores over the seeds), and at how many seeds it held. A claim passes when it held at every seed and
+is from failing) at the lowest and highest seed, the noise (the gap's range over the seeds,
+``ctxlib.claims.Spread.noise``), and at how many seeds it held. A claim passes when it held at every seed and
 its margin is at least the noise. ``--write`` stores the record the pages show beside each claim
 and ``tests/test_claims.py`` checks. About 35 minutes for four seeds on two cores; models are cached
 per seed under ``--cache``, so a second run only re-executes the pages.
@@ -23,7 +23,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -83,7 +82,7 @@ def summarise(lines: list[dict], pages: dict[str, str]) -> dict[str, dict]:
 
 
 def verdict(entry: dict, seeds: list[int]) -> str:
-    noise = max(max(entry["left"]) - min(entry["left"]), max(entry["right"]) - min(entry["right"]))
+    noise = max(entry["gaps"]) - min(entry["gaps"])
     if sorted(entry["seeds"]) != sorted(seeds):
         return f"ran at seeds {entry['seeds']} only"
     if not entry["asserted"]:
@@ -119,21 +118,25 @@ def main() -> int:
         kept = {name: entry for name, entry in old["claims"].items() if entry["page"] not in rerun}
     lines: list[dict] = []
     page_of: dict[str, str] = {}
-    with tempfile.TemporaryDirectory() as scratch:
-        for seed in args.seeds:
-            for page in pages:
-                record = Path(scratch) / f"{page.stem}-{seed}.jsonl"
-                seconds = run_page(page, seed, record, args.cache)
-                found = [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
-                print(f"seed {seed}  {page.name:34s} {seconds:6.1f} s  {len(found)} claims", flush=True)
-                for line in found:
-                    page_of[line["name"]] = page.stem
-                lines += found
+    # The claims each run records are kept beside the trained models, so that a problem found
+    # when they are summarised costs a fix and a rerun of the pages, not the training.
+    records = args.cache / "claims"
+    records.mkdir(parents=True, exist_ok=True)
+    for seed in args.seeds:
+        for page in pages:
+            record = records / f"{page.stem}-{seed}.jsonl"
+            record.unlink(missing_ok=True)
+            seconds = run_page(page, seed, record, args.cache)
+            found = [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
+            print(f"seed {seed}  {page.name:34s} {seconds:6.1f} s  {len(found)} claims", flush=True)
+            for line in found:
+                page_of[line["name"]] = page.stem
+            lines += found
     claims = summarise(lines, page_of)
     bad = 0
     print(f"\n{'claim':70s} {'margin':>7s} {'gap min':>8s} {'gap max':>8s} {'noise':>7s}  held  verdict")
     for name, entry in claims.items():
-        noise = max(max(entry["left"]) - min(entry["left"]), max(entry["right"]) - min(entry["right"]))
+        noise = max(entry["gaps"]) - min(entry["gaps"])
         held = sum(gap > entry["margin"] for gap in entry["gaps"])
         result = verdict(entry, args.seeds)
         bad += result not in ("ok", "shown (not asserted)")

@@ -9,7 +9,10 @@ A finding that may not hold at another seed is not a finding. The rule the book 
 ``tests/test_claims.py`` against the bench's record (``ctxlib/data/robustness.json``):
 
 - every asserted claim held at every seed the bench ran, by its margin;
-- its margin is at least the noise: the range (max − min over seeds) of either compared score;
+- its margin is at least the noise: how far the gap itself moved between seeds (its range,
+  max − min). That is the spread of the comparison, paired or not: two scores of one model that
+  move together between seeds (NSP rejection rates of one classifier) are not noisier for it,
+  and two models trained apart carry both runs' variation in their gap;
 - a comparison smaller than that is shown with ``asserted=False`` and called within the noise.
 
 Seeds: a page reads ``book_seed()`` (``$CTXBOOK_SEED``, 0 in the book) and passes it to everything
@@ -78,8 +81,8 @@ class Spread:
 
     @property
     def noise(self) -> float:
-        """The larger of the two scores' ranges over the seeds."""
-        return max(max(self.left) - min(self.left), max(self.right) - min(self.right))
+        """The gap's range over the seeds: how far the comparison moved from seed to seed."""
+        return max(self.gaps) - min(self.gaps)
 
     @property
     def held(self) -> int:

@@ -66,10 +66,12 @@ def test_seed_comes_from_the_environment(monkeypatch):
         book_seed()
 
 
-def test_spread_noise_is_the_larger_range():
-    spread = Spread(seeds=(0, 1, 2), left=(0.8, 0.7, 0.75), right=(0.5, 0.52, 0.49), gaps=(0.3, 0.18, 0.26),
-                    margin=0.2)
-    assert spread.noise == pytest.approx(0.1) and spread.held == 2
+def test_spread_noise_is_the_range_of_the_gap():
+    # Scores that move together (one model, two conditions) leave the gap steady: the noise is
+    # the gap's range, 0.04, not the scores' 0.2.
+    spread = Spread(seeds=(0, 1, 2), left=(0.8, 0.6, 0.7), right=(0.5, 0.32, 0.38), gaps=(0.3, 0.28, 0.32),
+                    margin=0.29)
+    assert spread.noise == pytest.approx(0.04) and spread.held == 2
 
 
 def book_claims() -> dict[str, str]:

@@ -95,6 +95,14 @@ def test_batches_cover_each_epoch_once(tokenizer):
         assert int(batch["attention_mask"].sum(1).max()) == batch["input_ids"].shape[1]
 
 
+def test_a_topic_run_on_a_few_sentences_has_a_head_for_every_topic():
+    # The first 16 training sentences hold only some of the 20 topics; the test file holds all.
+    train, test = load_task("topic")
+    assert len({e.label for e in train[:16]}) < len({e.label for e in test})
+    run = fine_tune(FineTuning("topic", train_size=16, epochs=1, lr=1e-4), progress=False)
+    assert run.model.classifier.out_features == len({e.label for e in train}) == len({e.label for e in test})
+
+
 def test_fine_tune_trains_once_and_caches(tmp_path, monkeypatch, tokenizer):
     monkeypatch.setenv("CTXBOOK_CACHE", str(tmp_path))
     setting = FineTuning("ner", train_size=32, epochs=1, lr=1e-4)

@@ -313,6 +313,9 @@ def fine_tune(setting: FineTuning, progress: bool = True) -> FineTuned:
     if not isinstance(setting, FineTuning):
         raise TypeError(f"setting must be a FineTuning, got {type(setting).__name__}")
     train_examples, test_examples = load_task(setting.task)
+    # The classes come from the whole training file: a run on its first 16 sentences still has a
+    # head for every topic the test file holds (it has seen only some of them).
+    labels = task_labels(setting.task, train_examples)
     dev_examples = train_examples[-setting.dev_size:] if setting.patience is not None else []
     available = len(train_examples) - len(dev_examples)
     if setting.train_size is not None:
@@ -322,7 +325,6 @@ def fine_tune(setting: FineTuning, progress: bool = True) -> FineTuned:
         train_examples = train_examples[:setting.train_size]
     else:
         train_examples = train_examples[:available]
-    labels = task_labels(setting.task, train_examples)
     _, tokenizer = minilm()
     train_data = encode(setting.task, tokenizer, train_examples, labels)
     test_data = encode(setting.task, tokenizer, test_examples, labels)

@@ -81,7 +81,7 @@ class Spread:
 
     @property
     def noise(self) -> float:
-        """The gap's range over the seeds: how far the comparison moved from seed to seed."""
+        """The range of the gap over the seeds, how far the comparison moved from seed to seed."""
         return max(self.gaps) - min(self.gaps)
 
     @property

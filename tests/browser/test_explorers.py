@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+from decimal import ROUND_HALF_UP, Decimal
 import re
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -136,6 +137,15 @@ def _check_attention(page, element, payload, signals) -> str | None:
     return problem
 
 
+def _fixed(value: float, digits: int) -> str:
+    """``value`` as Vega's number formats print it: d3 uses JavaScript's toFixed, which rounds the
+    exact binary value half away from zero (-0.125 is -0.13, 5 of 8 is 63%), where Python's
+    format rounds it to the even neighbour (-0.12, 62%); and d3 drops the sign of a zero (-0.001
+    is 0.00)."""
+    text = str(Decimal(value).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+    return text.removeprefix("-") if set(text) <= set("-0.") else text
+
+
 def _check_polysemy(page, element, payload, signals) -> str | None:
     meta, data = payload["meta"], payload["datasets"]
     layer, method = meta["layers"].index(signals["layer"]), meta["methods"].index(signals["method"])
@@ -146,8 +156,8 @@ def _check_polysemy(page, element, payload, signals) -> str | None:
         return f"the page's data has no points for {signals}"
     problem = _same_numbers(page.evaluate(_ITEMS_JS, [element, "dots"]), expected, ["x", "y"], ["occ"])
     score = [r for r in _rows(data["scores"]) if r["word"] == signals["word"] and r["layer"] == layer][0]
-    want = (f"“{signals['word']}”, {signals['layer']}, {signals['method']}: silhouette {score['silhouette']:.2f}, "
-            f"1-NN {round(100 * score['nn_accuracy'])}%")
+    want = (f"“{signals['word']}”, {signals['layer']}, {signals['method']}: silhouette {_fixed(score['silhouette'], 2)}, "
+            f"1-NN {_fixed(100 * score['nn_accuracy'], 0)}%")
     if problem is None and _title(page, element, "title") != [want]:
         problem = f"title {_title(page, element, 'title')} is not {want!r}"
     depth = page.evaluate(_ITEMS_JS, [element, "nn_accuracy-points"])
@@ -186,7 +196,7 @@ def _check_scalar_mix(page, element, payload, signals) -> str | None:
     titles = sorted(_title(page, element, "panel-title"))
     now = {r["task"]: r for r in shown if r["pct"] == signals["progress"]}
     tasks = payload["meta"]["tasks"]
-    want = sorted(f"{tasks[t]}: held-out accuracy {round(100 * r['accuracy'])}% at step {r['step']} of {r['steps']}"
+    want = sorted(f"{tasks[t]}: held-out accuracy {_fixed(100 * r['accuracy'], 0)}% at step {r['step']} of {r['steps']}"
                   for t, r in now.items())
     if titles != want:
         return f"panel titles {titles} are not {want}"

@@ -14,7 +14,6 @@ exercises depend on changes (the corpus, a training recipe), and update the quot
 from __future__ import annotations
 
 import argparse
-import copy
 import dataclasses
 import json
 import math

@@ -2,27 +2,23 @@
 
     .venv/bin/python bench/page_weight.py            # every page of the built book (_build/html)
 
-Each page of ``_build/html/book/`` is opened in headless Chromium from a local server (the
-browser check's own server and flags, ``tests/browser/test_rendered_pages.py``), and the bytes of
+Each page the browser check opens is opened in headless Chromium from the browser check's own
+local server, with its flags (``tests/browser/test_rendered_pages.py``), and the bytes of
 every response it loads before the network goes quiet are summed: HTML, scripts, styles, fonts,
 figures, explorer data. Sizes are uncompressed (the local server does not compress), so a
 server that gzips sends less. What a page fetches only when the reader asks (the typed
-sentence's model, ``_static/lazy/``) is not counted; it is listed under ``on demand``. Exit
-status 1 if a page is over the budget.
+sentence's model, ``_static/lazy/``) is not counted. Exit status 1 if a page is over the budget.
 """
 
 from __future__ import annotations
 
-import functools
 import sys
-import threading
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
 
-from test_rendered_pages import CHROMIUM, CHROMIUM_ARGS, HTML, _Handler  # noqa: E402
+from test_rendered_pages import CHROMIUM, CHROMIUM_ARGS, HTML, PAGES, serve  # noqa: E402
 
 BUDGET = 5_000_000
 
@@ -30,31 +26,25 @@ BUDGET = 5_000_000
 def main() -> int:
     from playwright.sync_api import sync_playwright
 
-    pages = sorted((HTML / "book").glob("*.html")) + [HTML / "index.html"]
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(HTML)))
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}/"
     over = 0
     print(f"{'page':44s} {'loads':>8s} {'largest':>36s}")
-    with sync_playwright() as pw:
+    with sync_playwright() as pw, serve(HTML) as base:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        for page_file in pages:
+        for page_rel in PAGES:
             sizes: dict[str, int] = {}
             page = browser.new_page()
             page.on("requestfinished", lambda request: sizes.__setitem__(request.url,
                                                                           request.sizes()["responseBodySize"]))
-            page.goto(base + str(page_file.relative_to(HTML)), wait_until="networkidle")
+            page.goto(base + page_rel, wait_until="networkidle")
             page.close()
             total = sum(sizes.values())
             largest = max(sizes, key=sizes.get)
             over += total > BUDGET
             flag = "  OVER 5 MB" if total > BUDGET else ""
-            print(f"{str(page_file.relative_to(HTML)):44s} {total / 1e6:6.2f} MB  "
+            print(f"{page_rel:44s} {total / 1e6:6.2f} MB  "
                   f"{largest.rsplit('/', 1)[-1][:24]:>24s} {sizes[largest] / 1e6:5.2f} MB{flag}")
         browser.close()
-    server.shutdown()
-    print(f"\n{len(pages)} pages, {over} over the 5 MB budget")
+    print(f"\n{len(PAGES)} pages, {over} over the 5 MB budget")
     return 1 if over else 0
 
 

@@ -30,6 +30,8 @@ import jupytext
 import yaml
 from nbclient import NotebookClient
 
+from ctxlib.claims import Claim, Spread
+
 ROOT = Path(__file__).resolve().parents[1]
 RECORD = ROOT / "ctxlib" / "data" / "robustness.json"
 
@@ -73,7 +75,7 @@ def summarise(lines: list[dict], pages: dict[str, str]) -> dict[str, dict]:
             raise SystemExit(f"claim {line['name']!r} changed its relation, margin or assertion between seeds")
         if line["seed"] in entry["seeds"]:
             raise SystemExit(f"claim {line['name']!r} is made twice at seed {line['seed']}: names must be unique")
-        gap = line["left"] - line["right"] if line["relation"] == ">" else line["right"] - line["left"]
+        gap = Claim(**line).gap
         entry["seeds"].append(line["seed"])
         entry["left"].append(line["left"])
         entry["right"].append(line["right"])
@@ -82,16 +84,16 @@ def summarise(lines: list[dict], pages: dict[str, str]) -> dict[str, dict]:
 
 
 def verdict(entry: dict, seeds: list[int]) -> str:
-    noise = max(entry["gaps"]) - min(entry["gaps"])
+    spread = Spread.of(entry)
     if sorted(entry["seeds"]) != sorted(seeds):
         return f"ran at seeds {entry['seeds']} only"
     if not entry["asserted"]:
         return "shown (not asserted)"
-    failed = [seed for seed, gap in zip(entry["seeds"], entry["gaps"]) if gap <= entry["margin"]]
+    failed = [seed for seed, gap in zip(spread.seeds, spread.gaps) if gap <= spread.margin]
     if failed:
         return f"FAILS at seed {', '.join(map(str, failed))}"
-    if entry["margin"] < noise:
-        return f"MARGIN {entry['margin']:.3g} BELOW NOISE {noise:.3g}"
+    if spread.margin < spread.noise:
+        return f"MARGIN {spread.margin:.3g} BELOW NOISE {spread.noise:.3g}"
     return "ok"
 
 
@@ -136,12 +138,11 @@ def main() -> int:
     bad = 0
     print(f"\n{'claim':70s} {'margin':>7s} {'gap min':>8s} {'gap max':>8s} {'noise':>7s}  held  verdict")
     for name, entry in claims.items():
-        noise = max(entry["gaps"]) - min(entry["gaps"])
-        held = sum(gap > entry["margin"] for gap in entry["gaps"])
+        spread = Spread.of(entry)
         result = verdict(entry, args.seeds)
         bad += result not in ("ok", "shown (not asserted)")
-        print(f"{entry['page'][:16] + ': ' + name:70.70s} {entry['margin']:7.3g} {min(entry['gaps']):8.3g} "
-              f"{max(entry['gaps']):8.3g} {noise:7.3g}  {held}/{len(entry['gaps'])}   {result}")
+        print(f"{entry['page'][:16] + ': ' + name:70.70s} {spread.margin:7.3g} {min(spread.gaps):8.3g} "
+              f"{max(spread.gaps):8.3g} {spread.noise:7.3g}  {spread.held}/{len(spread.gaps)}   {result}")
     print(f"\n{len(claims)} claims on {len(pages)} pages at seeds {args.seeds}: {len(claims) - bad} pass, {bad} do not")
     if args.write:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,

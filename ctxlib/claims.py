@@ -79,6 +79,12 @@ class Spread:
     gaps: tuple[float, ...]
     margin: float
 
+    @classmethod
+    def of(cls, entry: dict) -> Spread:
+        """The spread of one claim's entry in the bench's record (``robustness.json``)."""
+        return cls(tuple(entry["seeds"]), tuple(entry["left"]), tuple(entry["right"]), tuple(entry["gaps"]),
+                   entry["margin"])
+
     @property
     def noise(self) -> float:
         """The range of the gap over the seeds, how far the comparison moved from seed to seed."""
@@ -105,9 +111,7 @@ def recorded_spreads() -> dict[str, Spread]:
     if not path.is_file():
         return {}
     record = json.loads(path.read_text(encoding="utf-8"))
-    return {name: Spread(tuple(entry["seeds"]), tuple(entry["left"]), tuple(entry["right"]), tuple(entry["gaps"]),
-                         entry["margin"])
-            for name, entry in record["claims"].items()}
+    return {name: Spread.of(entry) for name, entry in record["claims"].items()}
 
 
 def _describe(claim: Claim) -> str:

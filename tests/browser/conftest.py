@@ -5,13 +5,10 @@ The fixtures live here, not in a test module: a session fixture imported into a 
 would be a second fixture, and a second Playwright instance in the same thread fails.
 """
 
-import functools
 import os
-import threading
-from http.server import ThreadingHTTPServer
 
 import pytest
-from test_rendered_pages import CHROMIUM, CHROMIUM_ARGS, HTML, _Handler, _missing
+from test_rendered_pages import CHROMIUM, CHROMIUM_ARGS, HTML, _missing, serve
 
 SKIP_BANNER = "!!! BROWSER CHECK SKIPPED"
 
@@ -35,17 +32,8 @@ def site():
     """Serve the built site on 127.0.0.1 at a free port; yields the base URL."""
     if not HTML.is_dir():
         _missing("no built book", f"at {HTML} (build it: jupyter-book build . -W -n --keep-going)")
-    handler = functools.partial(_Handler, directory=str(HTML))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, name="ctxbook-http", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with serve(HTML) as base:
+        yield base
 
 
 @pytest.fixture(scope="session")

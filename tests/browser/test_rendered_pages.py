@@ -24,8 +24,12 @@ Environment:
 
 from __future__ import annotations
 
+import functools
 import os
-from http.server import SimpleHTTPRequestHandler
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -112,6 +116,21 @@ class _Handler(SimpleHTTPRequestHandler):
 
     def log_message(self, *args):  # keep pytest's output clean
         pass
+
+
+@contextmanager
+def serve(directory: Path) -> Iterator[str]:
+    """Serve ``directory`` on 127.0.0.1 at a free port for the block; yields the base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(directory)))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, name="ctxbook-http", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
 
 
 # --------------------------------------------------------------------------------------------

@@ -39,13 +39,17 @@ def test_tasks_are_consistent_and_disjoint():
     corpus = load_corpus()
     topic_train, topic_test = load_task("topic")
     assert len(Counter(e.label for e in topic_train)) == 20  # every topic has training examples
-    heldout = {" ".join(s.tokens) for s in corpus.heldout}
-    assert all(e.text in heldout for e in topic_test)  # test sentences come from held-out documents
+    # Test examples come from the novel documents, written from templates training never used.
+    novel, train = ({" ".join(s.tokens) for s in split} for split in (corpus.novel, corpus.train))
+    assert all(e.text in novel and e.text not in train for e in topic_test)
     ner_train, ner_test = load_task("ner")
+    assert all(" ".join(s.tokens) in novel and " ".join(s.tokens) not in train for s in ner_test)
     assert all(set(s.tags) != {"O"} for s in ner_train + ner_test)
     kinds = Counter(kind for s in ner_train for kind, _, _ in entity_spans(s.tags))
     assert set(kinds) == set(ENTITY_TYPES)
     qa_train, qa_test = load_task("qa")
+    novel_contexts = {" ".join(w for s in d[:2] for w in s.tokens) for d in corpus.documents("novel")}
+    assert all(e.context in novel_contexts for e in qa_test)
     for example in qa_train + qa_test:
         kind = next(k for k, q in QUESTIONS.items() if q == example.question)
         words = example.context.split(" ")

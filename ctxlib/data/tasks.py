@@ -14,7 +14,9 @@ exact by construction:
   of that type an accepted answer (character spans), and about a third of the questions asking
   for a type the context lacks: unanswerable.
 
-Train examples come from the corpus's train documents, test examples from its held-out ones.
+Train examples come from the corpus's train documents, test examples from its ``novel`` ones:
+documents written only from templates that training never used, so a test score measures
+generalisation to new sentence frames, not recall of seen ones.
 ``write_task_files`` writes the standard formats (``label\\tsentence`` TSV, CoNLL BIO columns,
 SQuAD v2.0 JSON) into ``ctxlib/data/task_files``; ``tests/test_tasks.py`` checks that the shipped
 files are what this module generates, so the files and the code cannot drift apart. Chapter 5
@@ -42,7 +44,6 @@ _ENTITY_CLASSES = {"names_f": "PER", "names_m": "PER", "town": "LOC", "river_nam
                    "day": "DATE", "month": "DATE", "team_name": "ORG"}
 QUESTIONS = {"PER": "who is mentioned ?", "LOC": "which place is mentioned ?",
              "ORG": "which team is mentioned ?", "DATE": "which day or month is mentioned ?"}
-_SPLITS = ("train", "heldout")
 # Sizes of the shipped files: small enough to fine-tune on within a chapter's budget.
 SIZES = {"topic": (512, 200), "ner": (512, 200), "qa": (512, 200)}
 _FILES = {"topic": ("topic_train.tsv", "topic_test.tsv"), "ner": ("ner_train.conll", "ner_test.conll"),
@@ -82,15 +83,10 @@ def entity_tags(sentence: TaggedSentence) -> tuple[str, ...]:
     return tuple(tags)
 
 
-def _split(corpus: Corpus, split: str) -> tuple[TaggedSentence, ...]:
-    check_choice("split", split, _SPLITS)
-    return getattr(corpus, split)
-
-
 def topic_sentences(corpus: Corpus, split: str, n: int, seed: int = 0) -> list[LabelledText]:
     """``n`` sentences of ``split`` drawn without replacement, each labelled with its topic."""
     check_positive_int("n", n)
-    sentences = _split(corpus, split)
+    sentences = corpus.split(split)
     if n > len(sentences):
         raise ValueError(f"n={n} is more than the {len(sentences)} sentences of the {split} split")
     picked = random.Random(seed).sample(range(len(sentences)), n)
@@ -100,7 +96,7 @@ def topic_sentences(corpus: Corpus, split: str, n: int, seed: int = 0) -> list[L
 def ner_sentences(corpus: Corpus, split: str, n: int, seed: int = 0) -> list[TaggedTokens]:
     """``n`` sentences of ``split`` that hold at least one entity, with their BIO tags."""
     check_positive_int("n", n)
-    tagged = [(s.tokens, tags) for s in _split(corpus, split) for tags in [entity_tags(s)] if set(tags) != {"O"}]
+    tagged = [(s.tokens, tags) for s in corpus.split(split) for tags in [entity_tags(s)] if set(tags) != {"O"}]
     if n > len(tagged):
         raise ValueError(f"n={n} is more than the {len(tagged)} sentences with entities in the {split} split")
     picked = random.Random(seed).sample(range(len(tagged)), n)
@@ -155,7 +151,7 @@ def generate_task(task: str, corpus: Corpus) -> tuple[list, list]:
     check_choice("task", task, tuple(_GENERATORS))
     train_size, test_size = SIZES[task]
     generate = _GENERATORS[task]
-    return generate(corpus, "train", train_size, seed=1), generate(corpus, "heldout", test_size, seed=2)
+    return generate(corpus, "train", train_size, seed=1), generate(corpus, "novel", test_size, seed=2)
 
 
 def task_dir() -> Path:

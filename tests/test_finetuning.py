@@ -113,9 +113,15 @@ def test_fine_tune_trains_once_and_caches(tmp_path, monkeypatch, tokenizer):
     rescored = evaluate("ner", first.model, encode("ner", tokenizer, test), test)
     assert rescored == pytest.approx(first.metrics)
     assert not first.model.bert.embeddings.word_embeddings.weight.requires_grad
+    # The trained model comes back without the last step's gradients (one more copy of every
+    # trainable weight per model a page keeps).
+    assert all(p.grad is None for p in first.model.parameters())
     again = fine_tune(setting, progress=False)
     assert again.metrics == first.metrics
     assert all(torch.equal(a, b) for a, b in zip(first.model.state_dict().values(), again.model.state_dict().values()))
+    scores_only = fine_tune(setting, progress=False, keep_model=False)
+    assert scores_only.model is None and scores_only.metrics == first.metrics
+    assert scores_only.history.to_dict() == first.history.to_dict()
 
 
 def test_early_stopping_keeps_the_best_development_epoch(tmp_path, monkeypatch, tokenizer):
@@ -151,5 +157,7 @@ def test_bad_settings_are_clear_errors(tokenizer):
         fine_tune(FineTuning("topic", train_size=480, patience=1))
     with pytest.raises(TypeError, match="setting must be a FineTuning"):
         fine_tune({"task": "topic"})
+    with pytest.raises(TypeError, match="keep_model must be a bool"):
+        fine_tune(FineTuning("topic"), keep_model="no")
     with pytest.raises(ValueError, match=r"labels \['cooking'\] are not among"):
         encode("topic", tokenizer, [SimpleNamespace(text="we ate .", label="cooking")], ("bank_visit",))

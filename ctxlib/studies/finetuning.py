@@ -116,10 +116,11 @@ class FineTuning:
 
 @dataclass
 class FineTuned:
-    """A trained model, its training ``history`` and its test ``metrics``."""
+    """A trained model, its training ``history`` and its test ``metrics``; ``model`` is None where
+    ``fine_tune`` was asked not to keep it."""
 
     setting: FineTuning
-    model: torch.nn.Module
+    model: torch.nn.Module | None
     history: History
     metrics: dict[str, float]
 
@@ -307,11 +308,16 @@ def task_labels(task: str, train: Sequence) -> tuple[str, ...]:
     return TAGS if task == "ner" else ("start", "end")
 
 
-def fine_tune(setting: FineTuning, progress: bool = True) -> FineTuned:
+def fine_tune(setting: FineTuning, progress: bool = True, keep_model: bool = True) -> FineTuned:
     """Eq 5.2: train (or read back from the cache) the run ``setting`` names on the shipped task
-    files, starting from MiniLM's weights or random ones, and score it on the test file."""
+    files, starting from MiniLM's weights or random ones, and score it on the test file.
+
+    ``keep_model=False`` returns the history and metrics only (``model`` None): a page that
+    compares many runs then holds one model's weights at a time, not every run's (about 90 MB
+    each), which keeps it inside a 2 GB Binder session."""
     if not isinstance(setting, FineTuning):
         raise TypeError(f"setting must be a FineTuning, got {type(setting).__name__}")
+    check_bool("keep_model", keep_model)
     train_examples, test_examples = load_task(setting.task)
     # The classes come from the whole training file: a run on its first 16 sentences still has a
     # head for every topic the test file holds (it has seen only some of them).
@@ -349,7 +355,7 @@ def fine_tune(setting: FineTuning, progress: bool = True) -> FineTuned:
            "minilm": minilm_version()}
     model, history = cached_training(f"finetune-{setting.task}", key, lambda: build_model(setting, len(labels)), train)
     metrics = {name: history.evaluations[name][-1][1] for name in METRICS[setting.task]}
-    return FineTuned(setting, model, history, metrics)
+    return FineTuned(setting, model if keep_model else None, history, metrics)
 
 
 def _early_stopped(setting: FineTuning, model: torch.nn.Module, train_data: dict[str, torch.Tensor],
@@ -359,23 +365,20 @@ def _early_stopped(setting: FineTuning, model: torch.nn.Module, train_data: dict
     after ``setting.patience`` epochs without a better one, restore the best epoch's weights and
     score them on the test set (the test metrics, recorded at the best epoch's step)."""
     main = METRICS[setting.task][-1]
-    best: dict = {"score": -math.inf, "step": 0, "state": copy.deepcopy(model.state_dict())}
+    dev_scores: list[float] = []  # the main development score after each epoch
+    best: dict = {"epoch": 0, "state": None}  # the first evaluation always fills it
 
     def on_dev(net: torch.nn.Module) -> dict[str, float]:
         scores = evaluate(setting.task, net, dev_data, dev_examples)
-        if scores[main] > best["score"]:
-            best.update(score=scores[main], state=copy.deepcopy(net.state_dict()))
+        if scores[main] > max(dev_scores, default=-math.inf):  # ties keep the earlier epoch
+            best.update(epoch=len(dev_scores) + 1, state=copy.deepcopy(net.state_dict()))
+        dev_scores.append(scores[main])
         return {f"dev {name}": value for name, value in scores.items()}
 
-    def patience_spent(history: History) -> bool:
-        scores = [value for _, value in history.evaluations[f"dev {main}"]]
-        return len(scores) - 1 - max(range(len(scores)), key=scores.__getitem__) >= setting.patience
-
     history = fit(model, batches(train_data, setting.batch_size, setting.seed), loss, config, evaluate=on_dev,
-                  lr_scale=lr_scale, stop=patience_spent)
+                  lr_scale=lr_scale, stop=lambda _: len(dev_scores) - best["epoch"] >= setting.patience)
     model.load_state_dict(best["state"])
-    scores = [value for _, value in history.evaluations[f"dev {main}"]]
-    best_step = history.evaluations[f"dev {main}"][max(range(len(scores)), key=scores.__getitem__)][0]
+    best_step = history.evaluations[f"dev {main}"][best["epoch"] - 1][0]
     with torch.no_grad():
         for name, value in score_test(model.eval()).items():
             history.evaluations.setdefault(name, []).append((best_step, float(value)))

@@ -279,5 +279,8 @@ def _fit(model: nn.Module, batches: Iterator[Any], loss_fn: Callable[[nn.Module,
                 break
     bar.close()
     history.seconds = time.perf_counter() - started - evaluating
+    # The last step's gradients are of no further use; a page that keeps several trained models
+    # would otherwise hold a copy of every trainable weight per model.
+    optimizer.zero_grad(set_to_none=True)
     model.eval()
     return history

@@ -27,6 +27,7 @@ import torch
 from ctxlib.analysis.layer_probes import probe_scores, probe_tasks
 from ctxlib.analysis.mlm_scores import unmasked_outputs, unmasked_token_accuracy
 from ctxlib.analysis.occurrences import bert_word_vectors
+from ctxlib.analysis.weight_change import relative_change
 from ctxlib.data.corpus import load_corpus
 from ctxlib.data.task_formats import check_bio, read_conll
 from ctxlib.models.elmo import Elmo, batch_to_ids, remove_sentence_boundaries
@@ -338,6 +339,48 @@ def _predicted_tags(model, tokenizer, examples) -> list[list[str]]:
             logits = _forward("ner", model, batch, with_labels=False).logits
             out += [[TAGS[t] for t in tags] for tags in model.decode(logits, batch["labels"] != IGNORE_INDEX)]
     return out
+
+
+# ---------------------------------------------------------------------------------------------- 6.2
+
+
+@exercise("06c-1")
+def learning_rate_boundary() -> dict:
+    """Topic accuracy by peak learning rate, with and without warmup, at 32 and 128 steps, seeds 0-2."""
+    return {f"{epochs} epochs, warmup {warmup:g}": {
+                f"lr {lr:g}": [fine_tune(recipe("topic", lr=lr, epochs=epochs, warmup_fraction=warmup, seed=seed),
+                                         keep_model=False).metrics["accuracy"] for seed in (0, 1, 2)]
+                for lr in (3e-4, 5e-4, 7e-4, 1e-3, 2e-3, 3e-3)}
+            for epochs in (2, 8) for warmup in (0.1, 0.0)}
+
+
+@exercise("06c-2")
+def stronger_weight_decay() -> dict:
+    """Both optimisers at λ = 0.01 and 0.1: test accuracy and how far the encoder moved from MiniLM."""
+    start = minilm()[0]
+    result = {}
+    for optimizer in ("adamw", "adam_l2"):
+        for decay in (0.01, 0.1):
+            run = fine_tune(recipe("topic", optimizer=optimizer, weight_decay=decay))
+            result[f"{optimizer}, λ {decay:g}"] = {"accuracy": run.metrics["accuracy"],
+                                                   "encoder moved": relative_change(run.model.bert, start)}
+    return result
+
+
+@exercise("06c-3")
+def clipping_threshold() -> dict:
+    """The lr 1e-3 runs with clipping at 1.0 and at 100, seeds 0-3: steps clipped and accuracy."""
+    result = {}
+    for warmup in (0.1, 0.0):
+        for clip in (1.0, 100.0):
+            runs = [fine_tune(recipe("topic", lr=1e-3, warmup_fraction=warmup, max_grad_norm=clip, seed=seed),
+                              keep_model=False) for seed in (0, 1, 2, 3)]
+            result[f"warmup {warmup:g}, clip {clip:g}"] = {
+                "accuracy": [run.metrics["accuracy"] for run in runs],
+                "steps clipped": [sum(norm > clip for norm in run.history.grad_norm) for run in runs],
+                "steps": len(runs[0].history.grad_norm),
+                "largest gradient norm": [max(run.history.grad_norm) for run in runs]}
+    return result
 
 
 # ---------------------------------------------------------------------------------------------- 6.3

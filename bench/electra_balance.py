@@ -63,8 +63,9 @@ def main() -> None:
         training = dataclasses.replace(ELECTRA_TRAINING, **options.pop("training", {}))
         model, _, _ = book_electra(corpus, training=training, **options)
         shape = Electra(model.config, **{k: v for k, v in options.items() if k.startswith("generator")})
-        step = training_flops(lambda: shape(batch["input_ids"], batch["labels"], batch["attention_mask"],
-                                            batch["token_type_ids"]).loss)
+        step = training_flops(lambda: shape(batch["input_ids"], labels=batch["labels"],
+                                            attention_mask=batch["attention_mask"],
+                                            token_type_ids=batch["token_type_ids"]).loss)
         scores = electra_scores(model, heldout)
         probes = top_layer_probes(model.discriminator, tokenizer, corpus)
         print(f"{name:40s} {training.steps * step / bert_run:8.2f} {scores.replaced_recall:7.1%} "

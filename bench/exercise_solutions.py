@@ -42,7 +42,13 @@ from ctxlib.studies.nsp_topics import minilm_nsp, nsp_probabilities
 from ctxlib.data.tasks import load_task
 from ctxlib.models.pretrained import minilm
 from ctxlib.training.loop import TrainConfig, fit
-from ctxlib.training.pretraining_data import corpus_pairs, document_ids
+from ctxlib.training.pretraining_data import corpus_pairs, document_ids, heldout_batches, pretraining_batches
+from ctxlib.models.electra import Electra, discriminator_loss, replaced_token_labels
+from ctxlib.objectives.masking import IGNORE_INDEX
+from ctxlib.studies.bert_pretraining import BATCH_SIZE
+from ctxlib.studies.electra_pretraining import ELECTRA_MASKING, ELECTRA_TRAINING, book_electra
+from ctxlib.training.loop import seeded
+from electra_balance import VARIANTS, top_layer_probes  # the bench next to this one: the same variants and probes
 
 EXERCISES: dict[str, Callable[[], dict]] = {}
 RECIPE_EPOCHS = {"topic": 2, "ner": 1.5, "qa": 1.5}  # chapter 5's recipe
@@ -328,7 +334,6 @@ def bio_violations() -> dict:
 
 def _predicted_tags(model, tokenizer, examples) -> list[list[str]]:
     """The tagger's tag sequence for every test sentence, decoded as the task's evaluation does."""
-    from ctxlib.objectives.masking import IGNORE_INDEX
     from ctxlib.studies.finetuning import TAGS
     model.eval()
     data = encode("ner", tokenizer, examples)
@@ -411,6 +416,98 @@ def lr_epoch_grid() -> dict:
     """The 2 x 2 grid of learning rate and epochs for the topic run."""
     return {f"lr {lr:g}, {e} epochs": fine_tune(recipe("topic", lr=lr, epochs=e)).metrics["accuracy"]
             for lr in (5e-5, 1e-4) for e in (2, 4)}
+
+
+# ---------------------------------------------------------------------------------------------- 7.2
+
+
+def _electra_run(**options) -> dict:
+    """One ELECTRA variant of bench/electra_balance.py (cached like the page's): the held-out
+    scores at every evaluation and the top-layer probes at the end."""
+    corpus = load_corpus()
+    options = dict(options)
+    training = dataclasses.replace(ELECTRA_TRAINING, **options.pop("training", {}))
+    model, history, tokenizer = book_electra(corpus, training=training, **options)
+    curve = {name.removeprefix("heldout "): [[step, round(value, 4)] for step, value in points]
+             for name, points in history.evaluations.items()}
+    return {"steps": training.steps, "held-out scores by step": curve,
+            "top-layer probes": top_layer_probes(model.discriminator, tokenizer, corpus)}
+
+
+def _mini_bert_probes() -> dict:
+    corpus = load_corpus()
+    bert, _, tokenizer = book_bert(corpus)
+    return top_layer_probes(bert.bert, tokenizer, corpus)
+
+
+@exercise("07b-1")
+def electra_longer() -> dict:
+    """The book's ELECTRA and one trained three times longer, beside the mini-BERT's probes."""
+    return {"mini-BERT probes": _mini_bert_probes(), "book's ELECTRA": _electra_run(),
+            "3x steps": _electra_run(**VARIANTS["3× the steps"])}
+
+
+@exercise("07b-2")
+def electra_learning_rates() -> dict:
+    """ELECTRA at the mini-BERT's learning rate (3e-3, 6% warmup) and at half the book's (5e-4)."""
+    return {name: _electra_run(**VARIANTS[name]) for name in ("lr 3e-3, 6% warmup (the mini-BERT's)", "lr 5e-4")}
+
+
+@exercise("07b-3")
+def uniform_replacements() -> dict:
+    """The discriminator alone on uniform random replacements at lr 3e-3: the share caught over
+    1,500 steps with a 150-step warmup and over 300 steps with a 30-step warmup."""
+    corpus = load_corpus()
+    book, _, tokenizer = book_electra(corpus)
+    vocabulary = len(tokenizer)
+    heldout = heldout_batches(corpus, tokenizer, **ELECTRA_MASKING)
+
+    def corrupt(batch, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        masked = batch["labels"] != IGNORE_INDEX
+        original = torch.where(masked, batch["labels"], batch["input_ids"])
+        corrupted = original.clone()
+        corrupted[masked] = torch.randint(vocabulary, (int(masked.sum()),), generator=generator)
+        return corrupted, replaced_token_labels(original, corrupted)
+
+    def scores(model: Electra, corrupted: torch.Tensor, batch) -> torch.Tensor:
+        hidden = model.discriminator(corrupted, attention_mask=batch["attention_mask"],
+                                     token_type_ids=batch["token_type_ids"]).last_hidden_state
+        return model.discriminator_head(hidden)
+
+    def recall(model: Electra) -> dict[str, float]:
+        generator, caught, replaced_total = torch.Generator().manual_seed(1), 0, 0
+        with torch.no_grad():
+            for batch in heldout:
+                corrupted, replaced = corrupt(batch, generator)
+                caught += int(((scores(model, corrupted, batch) > 0) & replaced.bool()).sum())
+                replaced_total += int(replaced.sum())
+        return {"replaced_recall": caught / replaced_total}
+
+    result = {}
+    for steps, warmup in ((1500, 150), (300, 30)):
+        sampler = torch.Generator().manual_seed(0)
+
+        def loss(model: Electra, batch) -> torch.Tensor:
+            corrupted, replaced = corrupt(batch, sampler)
+            return discriminator_loss(scores(model, corrupted, batch), replaced, batch["attention_mask"])
+
+        with seeded(0):
+            model = Electra(book.config)
+        config = dataclasses.replace(ELECTRA_TRAINING, steps=steps, lr=3e-3, warmup_fraction=warmup / steps,
+                                     eval_every=steps // 12, progress=False)
+        pairs = corpus_pairs(corpus, "train", tokenizer, seed=0)
+        history = fit(model, pretraining_batches(pairs, tokenizer, BATCH_SIZE, 0, **ELECTRA_MASKING), loss, config,
+                      evaluate=recall)
+        result[f"{steps} steps, warmup {warmup}"] = [[step, round(value, 3)]
+                                                     for step, value in history.evaluations["replaced_recall"]]
+    return result
+
+
+@exercise("07b-5")
+def paper_generator_shape() -> dict:
+    """The paper's generator shape (2 blocks of width 32) beside the book's (1 block of width 64)."""
+    return {"book's ELECTRA": _electra_run(),
+            "paper's shape": _electra_run(**VARIANTS["paper's generator shape: 2 blocks × 32"])}
 
 
 def main() -> int:

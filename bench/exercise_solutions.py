@@ -22,32 +22,37 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
+import numpy as np
 import torch
 
 from ctxlib.analysis.layer_probes import probe_scores, probe_tasks
-from ctxlib.analysis.mlm_scores import unmasked_outputs, unmasked_token_accuracy
-from ctxlib.analysis.occurrences import bert_word_vectors
+from ctxlib.analysis.memory import step_cost
+from ctxlib.analysis.mlm_scores import pretraining_scores, unmasked_outputs, unmasked_token_accuracy
+from ctxlib.analysis.occurrences import bert_word_vectors, occurrence_vectors
+from ctxlib.analysis.polysemy import PolysemyStudy
+from ctxlib.analysis.probe import separation_by_layer
 from ctxlib.analysis.weight_change import relative_change
+from ctxlib.analysis.wsd import wordnet_wsd
 from ctxlib.data.corpus import load_corpus
 from ctxlib.data.task_formats import check_bio, read_conll
+from ctxlib.data.tasks import load_task
+from ctxlib.models.electra import Electra, discriminator_loss, replaced_token_labels
 from ctxlib.models.elmo import Elmo, batch_to_ids, remove_sentence_boundaries
+from ctxlib.models.pretrained import minilm
+from ctxlib.objectives.masking import IGNORE_INDEX
 from ctxlib.objectives.nsp import SentencePair, contrast_pairs
-from ctxlib.studies.bert_pretraining import book_bert
+from ctxlib.studies.bert_pretraining import BATCH_SIZE, BOOK_BERT_TRAINING, book_bert
+from ctxlib.studies.electra_pretraining import ELECTRA_MASKING, ELECTRA_TRAINING, book_electra
+from ctxlib.studies.elmo_downstream import DOWNSTREAM_TRAINING, TaggingTask, compare_downstream, pos_task, sense_task
 from ctxlib.studies.elmo_pretraining import BOOK_TRAINING, book_elmo
 from ctxlib.studies.extrapolation import EXTRAPOLATION_TRAINING, extrapolation_study
 from ctxlib.studies.finetuning import (METRICS, FineTuning, _forward, _head_names, batches, build_model, encode,
                                        evaluate, fine_tune, task_labels)
 from ctxlib.studies.long_range import recall_accuracy
 from ctxlib.studies.nsp_topics import minilm_nsp, nsp_probabilities
-from ctxlib.data.tasks import load_task
-from ctxlib.models.pretrained import minilm
-from ctxlib.training.loop import TrainConfig, fit
-from ctxlib.training.pretraining_data import corpus_pairs, document_ids, heldout_batches, pretraining_batches
-from ctxlib.models.electra import Electra, discriminator_loss, replaced_token_labels
-from ctxlib.objectives.masking import IGNORE_INDEX
-from ctxlib.studies.bert_pretraining import BATCH_SIZE
-from ctxlib.studies.electra_pretraining import ELECTRA_MASKING, ELECTRA_TRAINING, book_electra
-from ctxlib.training.loop import seeded
+from ctxlib.training.loop import TrainConfig, fit, seeded
+from ctxlib.training.pretraining_data import (corpus_pairs, document_ids, heldout_batches, pretraining_batches,
+                                              static_batches)
 from electra_balance import VARIANTS, top_layer_probes  # the bench next to this one: the same variants and probes
 
 EXERCISES: dict[str, Callable[[], dict]] = {}
@@ -64,6 +69,40 @@ def exercise(name: str):
 
 def recipe(task: str, **changes) -> FineTuning:
     return FineTuning(**{**dict(task=task, train_size=256, epochs=RECIPE_EPOCHS[task], lr=1e-4), **changes})
+
+
+# ---------------------------------------------------------------------------------------------- 1
+
+
+@exercise("01-4")
+def euclidean_separation() -> dict:
+    """Chapter 1's 1-NN sense separation per layer on cosine and on Euclidean distance (mean over
+    the words), each word's best layer under both, and the vectors' mean norm per layer."""
+    model, tokenizer = minilm()
+    study = PolysemyStudy(model, tokenizer)
+    result = {"layers": list(study.layer_names)}
+    for metric in ("cosine", "euclidean"):
+        scores = {word: separation_by_layer(entry.occurrences.vectors, entry.labels, study.layer_names, metric)
+                  for word, entry in study.by_word.items()}
+        result[f"{metric}: mean 1-NN by layer"] = [round(float(np.mean([s.nn_accuracy[i] for s in scores.values()])), 4)
+                                                   for i in range(len(study.layer_names))]
+        result[f"{metric}: best layer by word"] = {word: s.best_layer() for word, s in scores.items()}
+    norms = torch.cat([entry.occurrences.vectors.norm(dim=-1) for entry in study.by_word.values()], dim=1)
+    result["mean norm by layer"] = [round(float(n), 2) for n in norms.mean(dim=1)]
+    result["norm spread (std / mean) by layer"] = [round(float(n), 3) for n in norms.std(dim=1) / norms.mean(dim=1)]
+    return result
+
+
+@exercise("01-5")
+def wordnet_wsd_seeds() -> dict:
+    """Section 1.4's WordNet protocol at seeds 0 to 4: the top layer and the first-sense baseline."""
+    model, tokenizer = minilm()
+    result = {}
+    for seed in range(5):
+        wsd = wordnet_wsd(lambda spans: occurrence_vectors(model, tokenizer, spans), seed=seed)
+        result[f"seed {seed}"] = {"top layer": wsd.centroid_accuracy[-1], "first sense": wsd.first_sense_accuracy,
+                                  "gain over first sense, standard error": wsd.gain_standard_error[-1]}
+    return result
 
 
 # ---------------------------------------------------------------------------------------------- 2
@@ -120,6 +159,40 @@ def recall_longer() -> dict:
             for d in (16, 32, 64) for s in (150, 1000)}
 
 
+# ---------------------------------------------------------------------------------------------- 2.5
+
+
+def _downstream(task: TaggingTask, seed: int = 0) -> dict:
+    """compare_downstream as page 2.5 runs it (the biLM of seed 0), with the task's unseen share
+    and its most-frequent-tag baseline."""
+    corpus = load_corpus()
+    elmo, _, _ = book_elmo(corpus)
+    tagged = task.labels(task.test) != IGNORE_INDEX
+    results = compare_downstream(task, elmo, training=dataclasses.replace(DOWNSTREAM_TRAINING, seed=seed))
+    return {"unseen share": float((~task.seen(task.test)[tagged]).float().mean()),
+            "most frequent tag": task.most_frequent_tag_accuracy(),
+            **{r.setting.label: r.accuracy for r in results}}
+
+
+@exercise("02c-1")
+def downstream_seeds() -> dict:
+    """Page 2.5's table with the tagger trained from seeds 0, 1 and 2."""
+    task = pos_task(load_corpus(), train_sentences=50)
+    return {f"seed {seed}": _downstream(task, seed) for seed in (0, 1, 2)}
+
+
+@exercise("02c-2")
+def downstream_more_labels() -> dict:
+    """Page 2.5's table with 200 labelled sentences instead of 50."""
+    return _downstream(pos_task(load_corpus(), train_sentences=200))
+
+
+@exercise("02c-4")
+def downstream_senses() -> dict:
+    """Page 2.5's settings on the sense-tagging task, beside its most-frequent-sense baseline."""
+    return _downstream(sense_task(load_corpus()))
+
+
 # ---------------------------------------------------------------------------------------------- 3, 6
 
 
@@ -144,6 +217,24 @@ def masking_rule_probes() -> dict:
                         "visible token": unmasked_token_accuracy(model, tokenizer, pairs),
                         "POS probe, top layer": probes["POS, linear probe"][-1],
                         "sense 1-NN, top layer": probes["sense, 1-NN"][-1]}
+    return result
+
+
+@exercise("06b-1")
+def small_data_static_masking() -> dict:
+    """Static and dynamic masking on the first 2,000 pairs for 600 steps (19 epochs): MLM accuracy
+    on the static run's own masks and on fresh ones (500 training pairs), and held out."""
+    corpus = load_corpus()
+    training = dataclasses.replace(BOOK_BERT_TRAINING, steps=600)
+    result = {}
+    for name, dynamic in (("dynamic", True), ("static", False)):
+        model, history, tokenizer = book_bert(corpus, training=training, name=f"small-{name}", dynamic=dynamic,
+                                              train_pairs=2000)
+        pairs = corpus_pairs(corpus, "train", tokenizer, seed=training.seed)[:500]
+        result[name] = {"own masks": pretraining_scores(model, static_batches(pairs, tokenizer, seed=0)).mlm_accuracy,
+                        "fresh masks": pretraining_scores(model, static_batches(pairs, tokenizer, seed=1)).mlm_accuracy,
+                        "held out": history.evaluations["heldout mlm_accuracy"][-1][1],
+                        "held-out loss": history.evaluations["heldout mlm_loss"][-1][1]}
     return result
 
 
@@ -416,6 +507,17 @@ def lr_epoch_grid() -> dict:
     """The 2 x 2 grid of learning rate and epochs for the topic run."""
     return {f"lr {lr:g}, {e} epochs": fine_tune(recipe("topic", lr=lr, epochs=e)).metrics["accuracy"]
             for lr in (5e-5, 1e-4) for e in (2, 4)}
+
+
+# ---------------------------------------------------------------------------------------------- 6.4
+
+
+@exercise("06e-2")
+def activation_memory_by_length() -> dict:
+    """step_cost for MiniLM's shape, batch 8, at lengths 64, 128 and 256."""
+    config = minilm()[0].config
+    return {f"length {length}": dataclasses.asdict(step_cost(config, batch=8, length=length, steps=2))
+            for length in (64, 128, 256)}
 
 
 # ---------------------------------------------------------------------------------------------- 7.2

@@ -34,6 +34,20 @@ def test_1nn_accuracy_by_hand_and_ties():
     assert loo_1nn_accuracy(same, labels) == pytest.approx(2 / 5)
 
 
+def test_euclidean_counts_length_where_cosine_does_not():
+    # Two groups by direction, with lengths that cross them: a short and a long vector of each.
+    x = np.array([[1.0, 0.0], [9.0, 4.0], [0.0, 1.0], [4.0, 9.0]])
+    labels = ["a", "a", "b", "b"]
+    assert loo_1nn_accuracy(x, labels) == 1.0  # cosine: only directions
+    # Euclidean: the two short vectors are each other's nearest, the long ones too.
+    d = np.linalg.norm(x[:, None] - x[None], axis=-1)
+    np.fill_diagonal(d, np.inf)
+    expected = np.mean([labels[j] == labels[i] for i, j in enumerate(d.argmin(axis=1))])
+    assert loo_1nn_accuracy(x, labels, metric="euclidean") == pytest.approx(expected) == 0.0
+    sep = separation_by_layer(x[None], labels, ["only"], metric="euclidean")
+    assert sep.nn_accuracy == (0.0,) and sep.silhouette[0] < 0 < silhouette(x, labels)
+
+
 def test_separation_reports_chance_and_orders_layers():
     rng = np.random.default_rng(0)
     labels = [0] * 10 + [1] * 10
@@ -55,6 +69,8 @@ def test_bad_input():
         separation_by_layer(np.eye(3), [0, 1, 1], ["x"])
     with pytest.raises(ValueError, match=r"layer_names must name each of the 1 layers, got 2"):
         separation_by_layer(np.eye(3)[None], [0, 1, 1], ["x", "y"])
+    with pytest.raises(ValueError, match=r"metric.*'manhattan'"):
+        loo_1nn_accuracy(np.eye(3), [0, 1, 1], metric="manhattan")
 
 
 def test_linear_probe_finds_linear_structure_and_not_noise():

@@ -1,6 +1,7 @@
 """How well a layer's vectors separate labelled groups (word senses, parts of speech, ...).
 
-Two scores, both computed on cosine distance, the geometry contextual vectors are compared in:
+Two scores, both computed on cosine distance by default, the geometry contextual vectors are
+compared in (``metric="euclidean"`` also counts the vectors' lengths; chapter 1's exercise 4):
 
 * the silhouette (Rousseeuw 1987): for each point, ``(b - a) / max(a, b)`` with ``a`` its mean
   distance to its own group and ``b`` to the nearest other group, averaged; 1 is perfectly
@@ -21,9 +22,12 @@ import numpy as np
 import torch
 from sklearn.metrics import pairwise_distances, silhouette_score
 
+from ctxlib._checks import check_choice
+
 # Distances closer than this count as ties; identical vectors give exactly equal distances
 # (ctxlib.analysis.wsd breaks ties between sense centroids with the same tolerance).
 TIE_TOLERANCE = 1e-9
+METRICS = ("cosine", "euclidean")
 
 
 def _as_array(vectors: np.ndarray | torch.Tensor, labels: Sequence[object], ndim: int) -> tuple[np.ndarray, np.ndarray]:
@@ -38,21 +42,25 @@ def _as_array(vectors: np.ndarray | torch.Tensor, labels: Sequence[object], ndim
     return array.astype(np.float64), labels
 
 
-def silhouette(vectors: np.ndarray | torch.Tensor, labels: Sequence[object]) -> float:
-    """Mean silhouette on cosine distance; 0 where all vectors coincide (nothing is separated)."""
+def silhouette(vectors: np.ndarray | torch.Tensor, labels: Sequence[object], metric: str = "cosine") -> float:
+    """Mean silhouette on ``metric`` distance (cosine, or euclidean); 0 where all vectors coincide
+    (nothing is separated)."""
+    check_choice("metric", metric, METRICS)
     array, labels = _as_array(vectors, labels, 2)
-    return float(silhouette_score(array, labels, metric="cosine"))
+    return float(silhouette_score(array, labels, metric=metric))
 
 
-def loo_1nn_accuracy(vectors: np.ndarray | torch.Tensor, labels: Sequence[object]) -> float:
-    """Leave-one-out 1-NN accuracy on cosine distance, ties broken uniformly at random.
+def loo_1nn_accuracy(vectors: np.ndarray | torch.Tensor, labels: Sequence[object], metric: str = "cosine") -> float:
+    """Leave-one-out 1-NN accuracy on ``metric`` distance (cosine, or euclidean), ties broken
+    uniformly at random.
 
     The tie rule is computed exactly rather than sampled: a point whose k nearest neighbours are
     tied scores the fraction of them that share its label. So identical vectors (a static
     embedding) score the chance level instead of whatever the sort order happens to favour.
     """
+    check_choice("metric", metric, METRICS)
     array, labels = _as_array(vectors, labels, 2)
-    distances = pairwise_distances(array, metric="cosine")
+    distances = pairwise_distances(array, metric=metric)
     np.fill_diagonal(distances, np.inf)
     nearest = distances <= distances.min(axis=1, keepdims=True) + TIE_TOLERANCE
     same = labels[:, None] == labels[None, :]
@@ -83,16 +91,17 @@ def loo_chance(labels: Sequence[object]) -> float:
 
 
 def separation_by_layer(
-    layers: np.ndarray | torch.Tensor, labels: Sequence[object], layer_names: Sequence[str]
+    layers: np.ndarray | torch.Tensor, labels: Sequence[object], layer_names: Sequence[str], metric: str = "cosine"
 ) -> Separation:
-    """Both scores for every layer of an ``[L, N, H]`` stack, plus the 1-NN chance level."""
+    """Both scores for every layer of an ``[L, N, H]`` stack, on ``metric`` distance, plus the
+    1-NN chance level."""
     array, labels_array = _as_array(layers, labels, 3)
     if len(layer_names) != array.shape[0]:
         raise ValueError(f"layer_names must name each of the {array.shape[0]} layers, got {len(layer_names)}")
     return Separation(
         layer_names=tuple(layer_names),
-        silhouette=tuple(silhouette(layer, labels_array) for layer in array),
-        nn_accuracy=tuple(loo_1nn_accuracy(layer, labels_array) for layer in array),
+        silhouette=tuple(silhouette(layer, labels_array, metric) for layer in array),
+        nn_accuracy=tuple(loo_1nn_accuracy(layer, labels_array, metric) for layer in array),
         chance=loo_chance(labels_array),
     )
 

@@ -28,9 +28,10 @@ import torch
 from ctxlib.analysis.layer_probes import probe_scores, probe_tasks
 from ctxlib.analysis.memory import step_cost
 from ctxlib.analysis.mlm_scores import pretraining_scores, unmasked_outputs, unmasked_token_accuracy
-from ctxlib.analysis.occurrences import bert_word_vectors, occurrence_vectors
+from ctxlib.analysis.occurrences import bert_word_vectors, elmo_word_vectors, occurrence_vectors
 from ctxlib.analysis.polysemy import PolysemyStudy
-from ctxlib.analysis.probe import separation_by_layer
+from ctxlib.analysis.probe import linear_probe_accuracy, separation_by_layer
+from ctxlib.analysis.scalar_mix_probe import fit_scalar_mix
 from ctxlib.analysis.weight_change import relative_change
 from ctxlib.analysis.wsd import wordnet_wsd
 from ctxlib.data.corpus import load_corpus
@@ -44,11 +45,11 @@ from ctxlib.objectives.nsp import SentencePair, contrast_pairs
 from ctxlib.studies.bert_pretraining import BATCH_SIZE, BOOK_BERT_TRAINING, book_bert
 from ctxlib.studies.electra_pretraining import ELECTRA_MASKING, ELECTRA_TRAINING, book_electra
 from ctxlib.studies.elmo_downstream import DOWNSTREAM_TRAINING, TaggingTask, compare_downstream, pos_task, sense_task
-from ctxlib.studies.elmo_pretraining import BOOK_TRAINING, book_elmo
+from ctxlib.studies.elmo_pretraining import BOOK_ELMO, BOOK_TRAINING, book_elmo
 from ctxlib.studies.extrapolation import EXTRAPOLATION_TRAINING, extrapolation_study
 from ctxlib.studies.finetuning import (METRICS, FineTuning, _forward, _head_names, batches, build_model, encode,
                                        evaluate, fine_tune, task_labels)
-from ctxlib.studies.long_range import recall_accuracy
+from ctxlib.studies.long_range import median_seconds, recall_accuracy
 from ctxlib.studies.nsp_topics import minilm_nsp, nsp_probabilities
 from ctxlib.training.loop import TrainConfig, fit, seeded
 from ctxlib.training.pretraining_data import (corpus_pairs, document_ids, heldout_batches, pretraining_batches,
@@ -112,7 +113,6 @@ def wordnet_wsd_seeds() -> dict:
 def stateless_parity() -> dict:
     """The AllenNLP parity check with the LSTM state reset for every batch."""
     import h5py
-    import numpy as np
     from pathlib import Path
 
     fixture = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "allennlp-elmo"
@@ -193,6 +193,42 @@ def downstream_senses() -> dict:
     return _downstream(sense_task(load_corpus()))
 
 
+@exercise("02-2")
+def clipped_bilm() -> dict:
+    """The book's biLM pretrained for 100 steps without and with cell_clip = proj_clip = 3 (the
+    released ELMo's): the training loss at a few steps, and the training time."""
+    corpus = load_corpus()
+    training = dataclasses.replace(BOOK_TRAINING, steps=100)
+    losses, result = {}, {}
+    for name, clip in (("no clip", None), ("clip 3", 3.0)):
+        _, history, _ = book_elmo(corpus, training=training,
+                                  config=dataclasses.replace(BOOK_ELMO, cell_clip=clip, proj_clip=clip))
+        losses[name] = history.train["loss"]
+        result[name] = {"loss at steps 1, 10, 50, 100": [losses[name][i] for i in (0, 9, 49, 99)],
+                        "seconds": history.seconds}
+    result["largest loss difference"] = max(abs(a - b) for a, b in zip(*losses.values()))
+    return result
+
+
+@exercise("02b-1")
+def concatenated_layers() -> dict:
+    """Eq 2.4's concatenation of the book ELMo's three layers under a linear probe, beside each
+    layer alone and the learned mix of eq 2.5 (300 steps at lr 0.02, the page's explorer)."""
+    corpus = load_corpus()
+    elmo, _, _ = book_elmo(corpus)
+    result = {}
+    for name, task in probe_tasks(lambda s: elmo_word_vectors(elmo, s), corpus).items():
+        flat = lambda layers: layers.permute(1, 0, 2).flatten(1)  # [L, N, H] -> [N, L·H]
+        result[name] = {
+            "each layer": [linear_probe_accuracy(a, task.train_labels, b, task.test_labels)
+                           for a, b in zip(task.train_layers, task.test_layers)],
+            "concatenated": linear_probe_accuracy(flat(task.train_layers), task.train_labels,
+                                                  flat(task.test_layers), task.test_labels),
+            "learned mix": fit_scalar_mix(task.train_layers, task.train_labels, task.test_layers, task.test_labels,
+                                          task.layer_names, steps=300, lr=0.02).accuracy}
+    return result
+
+
 # ---------------------------------------------------------------------------------------------- 3, 6
 
 
@@ -217,6 +253,37 @@ def masking_rule_probes() -> dict:
                         "visible token": unmasked_token_accuracy(model, tokenizer, pairs),
                         "POS probe, top layer": probes["POS, linear probe"][-1],
                         "sense 1-NN, top layer": probes["sense, 1-NN"][-1]}
+    return result
+
+
+@exercise("03-6")
+def twice_the_budget() -> dict:
+    """The mini-BERT pretrained for 3,000 steps: held-out NSP and MLM accuracy at every evaluation."""
+    _, history, _ = book_bert(load_corpus(), training=dataclasses.replace(BOOK_BERT_TRAINING, steps=3000),
+                              name="bert-3000")
+    return {metric: [[step, round(value, 3)] for step, value in history.evaluations[f"heldout {metric}"]]
+            for metric in ("nsp_accuracy", "mlm_accuracy")}
+
+
+@exercise("03b-3")
+def speed_at_length() -> dict:
+    """Forward time of the book's ELMo and mini-BERT at 8 and 64 tokens, batch 1 and 8 (page 3.7's timing)."""
+    corpus = load_corpus()
+    elmo, _, _ = book_elmo(corpus)
+    bert, _, tokenizer = book_bert(corpus)
+    text = [s.tokens for s in corpus.heldout if len(s.tokens) >= 16][:8]
+    result = {}
+    for batch_size in (1, 8):
+        for n in (8, 64):
+            batch = [(list(s) * 8)[:n] for s in text[:batch_size]]
+            ids = tokenizer([" ".join(s) for s in batch], truncation=True, max_length=n, padding="max_length",
+                            return_tensors="pt")
+            chars = batch_to_ids(batch)
+            with torch.no_grad():
+                elmo_s = median_seconds(lambda: elmo(chars), repeats=9)
+                bert_s = median_seconds(lambda: bert.bert(**ids), repeats=9)
+            result[f"batch {batch_size}, {n} tokens"] = {"ELMo ms": 1e3 * elmo_s, "BERT ms": 1e3 * bert_s,
+                                                         "ELMo / BERT": elmo_s / bert_s}
     return result
 
 

@@ -54,6 +54,7 @@ from ctxlib.studies.nsp_topics import minilm_nsp, nsp_probabilities
 from ctxlib.training.loop import TrainConfig, fit, seeded
 from ctxlib.training.pretraining_data import (corpus_pairs, document_ids, heldout_batches, pretraining_batches,
                                               static_batches)
+
 from electra_balance import VARIANTS, top_layer_probes  # the bench next to this one: the same variants and probes
 
 EXERCISES: dict[str, Callable[[], dict]] = {}
@@ -280,8 +281,8 @@ def speed_at_length() -> dict:
                             return_tensors="pt")
             chars = batch_to_ids(batch)
             with torch.no_grad():
-                elmo_s = median_seconds(lambda: elmo(chars), repeats=9)
-                bert_s = median_seconds(lambda: bert.bert(**ids), repeats=9)
+                elmo_s = median_seconds(lambda c=chars: elmo(c), repeats=9)
+                bert_s = median_seconds(lambda i=ids: bert.bert(**i), repeats=9)
             result[f"batch {batch_size}, {n} tokens"] = {"ELMo ms": 1e3 * elmo_s, "BERT ms": 1e3 * bert_s,
                                                          "ELMo / BERT": elmo_s / bert_s}
     return result
@@ -656,7 +657,7 @@ def uniform_replacements() -> dict:
     for steps, warmup in ((1500, 150), (300, 30)):
         sampler = torch.Generator().manual_seed(0)
 
-        def loss(model: Electra, batch) -> torch.Tensor:
+        def loss(model: Electra, batch, sampler: torch.Generator = sampler) -> torch.Tensor:
             corrupted, replaced = corrupt(batch, sampler)
             return discriminator_loss(scores(model, corrupted, batch), replaced, batch["attention_mask"])
 

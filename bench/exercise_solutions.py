@@ -1,7 +1,7 @@
 """Measure the exercises whose solutions quote a measurement, and print the figures they quote.
 
     python bench/exercise_solutions.py            # every exercise (tens of minutes on 2 cores)
-    python bench/exercise_solutions.py 05-1 06-4  # only these
+    python bench/exercise_solutions.py 05-1 06a-2  # only these
     python bench/exercise_solutions.py --list
 
 Each exercise is one function, named by its page and number, that runs the experiment with
@@ -332,7 +332,7 @@ def mask_only_visible_by_frequency() -> dict:
     return result
 
 
-@exercise("06-3")
+@exercise("06a-1")
 def sentence_order() -> dict:
     """The NSP-tuned MiniLM on true successors and on the same pairs swapped."""
     corpus = load_corpus()
@@ -345,7 +345,7 @@ def sentence_order() -> dict:
     return {"true successors accepted": true_next, "swapped pairs accepted as IsNext": swapped_accepted}
 
 
-@exercise("06-4")
+@exercise("06a-2")
 def nsp_longer() -> dict:
     """MiniLM fine-tuned on NSP for 300 steps instead of 100: accuracy on each kind of pair."""
     from ctxlib.studies.nsp_topics import contrast_accuracy

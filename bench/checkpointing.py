@@ -34,7 +34,7 @@ def main() -> None:
     for mode in ("checkpoint fp32", "plain bf16"):
         r = results[mode]
         print(f"  {mode} / plain fp32: activation memory {r.activation_mib / plain.activation_mib:.2f}, "
-              f"step time {r.step_seconds / plain.step_seconds:.2f}")
+              f"step time {r.step_seconds / plain.step_seconds:.2f}, operations {r.step_flops / plain.step_flops:.2f}")
 
 
 if __name__ == "__main__":

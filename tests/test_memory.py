@@ -9,9 +9,10 @@ import sys
 import pytest
 import torch
 import transformers
+from torch.utils.flop_counter import FlopCounterMode
 
 from ctxlib.analysis.memory import parameter_count, step_cost
-from ctxlib.models.bert import BertConfig
+from ctxlib.models.bert import BertConfig, BertModel
 
 LARGE = BertConfig(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)
 
@@ -52,6 +53,19 @@ def test_step_cost_measures_a_model_of_any_vocabulary():
                       intermediate_size=32, max_position_embeddings=8)
     cost = step_cost(tiny, batch=2, length=8, steps=1)
     assert cost.activation_mib < 200  # a 1-layer, 16-wide model's activations are kilobytes, plus slack
+
+
+def test_checkpointing_costs_exactly_one_more_forward_pass_of_the_blocks():
+    # Checkpointing recomputes every block's forward during backward and nothing else, so its
+    # step does the plain step's operations plus one training-mode forward of the encoder.
+    tiny = BertConfig(vocab_size=30, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                      intermediate_size=32, max_position_embeddings=8)
+    plain = step_cost(tiny, batch=2, length=8, steps=1)
+    checkpointed = step_cost(tiny, batch=2, length=8, steps=1, checkpointing=True)
+    encoder = BertModel(tiny, pooler=False).train()
+    with FlopCounterMode(display=False) as counter, torch.no_grad():
+        encoder(torch.zeros(2, 8, dtype=torch.long))
+    assert checkpointed.step_flops - plain.step_flops == counter.get_total_flops() > 0
 
 
 @pytest.mark.parametrize(("flags", "message"), [

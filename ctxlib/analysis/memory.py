@@ -49,11 +49,14 @@ def parameter_count(config: BertConfig, pooler: bool = True) -> int:
 
 @dataclass(frozen=True)
 class StepCost:
-    """One training step of a ``BertModel``: median seconds, and peak memory above the weights
-    and gradients (MiB): the activations kept for the backward pass, and the allocator's slack."""
+    """One training step of a ``BertModel``: median seconds, peak memory above the weights and
+    gradients (MiB: the activations kept for the backward pass, and the allocator's slack), and
+    the step's floating-point operations (``training_flops``), which, unlike its seconds, do
+    not depend on the machine or on what else it is running."""
 
     step_seconds: float
     activation_mib: float
+    step_flops: int
 
 
 def _resident_mib() -> float:
@@ -87,22 +90,27 @@ def _measure_here(config: BertConfig, checkpointing: bool, bf16: bool, batch: in
     ids = torch.randint(config.vocab_size, (batch, length), generator=torch.Generator().manual_seed(0))
     baseline = _resident_mib()
     _reset_peak()
-    times = []
-    for step in range(steps + 1):  # the first step (page faults, allocator warm-up) is not timed
-        start = time.perf_counter()
+
+    def step() -> torch.Tensor:
         with torch.autocast(device_type(model), dtype=torch.bfloat16, enabled=bf16):
-            loss = model(ids).last_hidden_state.float().pow(2).mean()
-        loss.backward()
-        if step:
+            return model(ids).last_hidden_state.float().pow(2).mean()
+
+    times = []
+    for index in range(steps + 1):  # the first step (page faults, allocator warm-up) is not timed
+        start = time.perf_counter()
+        step().backward()
+        if index:
             times.append(time.perf_counter() - start)
-    return StepCost(statistics.median(times), _peak_mib() - baseline)
+    peak = _peak_mib()
+    # Counted after the peak is read: the counter's dispatch mode changes what a step keeps alive.
+    return StepCost(statistics.median(times), peak - baseline, training_flops(step))
 
 
 def step_cost(config: BertConfig, *, batch: int, length: int, checkpointing: bool = False, bf16: bool = False,
               steps: int = 3) -> StepCost:
     """Measure forward + backward of a ``BertModel(config)`` on ``batch`` sequences of ``length``
     random tokens, in a fresh process: the median time of ``steps`` steps after one untimed
-    step, and the peak memory the steps added (``StepCost``)."""
+    step, the peak memory the steps added, and one step's operations (``StepCost``)."""
     if not isinstance(config, BertConfig):
         raise TypeError(f"config must be a BertConfig, got {type(config).__name__}")
     for name, value in (("batch", batch), ("length", length), ("steps", steps)):

@@ -178,31 +178,35 @@ def test_an_unwritable_cache_returns_the_trained_model_with_a_warning(tmp_path, 
     assert history.steps == [1, 2, 3] and not torch.equal(model.weight, build().weight)
 
 
-def _train_in_step(model, barrier):
-    history = train(model)
-    barrier.wait(timeout=120)  # both processes reach the write at the same moment
-    return history
-
-
-def _race(directory, barrier, results):
+def _race(directory, barrier, trainings, results):
     import os
     os.environ["CTXBOOK_CACHE"] = directory
+
+    def counted(model):
+        with trainings.get_lock():
+            trainings.value += 1
+        return train(model)
+
     try:
-        cached_training("raced", {}, build, lambda m: _train_in_step(m, barrier))
-        results.put("ok")
+        barrier.wait(timeout=120)  # both processes ask for the model at the same moment
+        model, _ = cached_training("raced", {}, build, counted)
+        results.put(model.weight.detach().tolist())
     except Exception as error:  # reported to the parent, which fails the test
         results.put(repr(error))
 
 
-def test_two_processes_finishing_together_both_succeed(tmp_path):
+def test_two_processes_asking_at_once_train_the_model_once(tmp_path):
     context = multiprocessing.get_context("fork")
-    barrier, results = context.Barrier(2), context.Queue()
-    workers = [context.Process(target=_race, args=(str(tmp_path), barrier, results), daemon=True) for _ in range(2)]
+    barrier, trainings, results = context.Barrier(2), context.Value("i", 0), context.Queue()
+    workers = [context.Process(target=_race, args=(str(tmp_path), barrier, trainings, results), daemon=True)
+               for _ in range(2)]
     for worker in workers:
         worker.start()
+    weights = [results.get(timeout=180) for _ in workers]
     for worker in workers:
-        worker.join(180)
-    assert sorted(results.get(timeout=5) for _ in workers) == ["ok", "ok"]
+        worker.join(60)
+    assert trainings.value == 1, "the second process must wait for the first, then load"
+    assert weights[0] == weights[1] and isinstance(weights[0], list)
     assert len(list(tmp_path.glob("raced-*.pt"))) == 1 and not list(tmp_path.glob(".*partial"))
     torch.load(next(tmp_path.glob("raced-*.pt")), weights_only=True)  # whole, not interleaved
 
@@ -219,7 +223,7 @@ def test_a_failed_write_leaves_no_partial_checkpoint(tmp_path, monkeypatch):
     monkeypatch.setattr(torch, "save", failing_save)
     with pytest.warns(UserWarning, match="disk full"):
         model, _ = cached_training("toy", {}, build, train)
-    assert not path.exists() and list(tmp_path.iterdir()) == []
+    assert not path.exists() and [file.name for file in tmp_path.iterdir()] == [f".{path.name}.lock"]
 
 
 def test_atomic_path_keeps_the_old_file_when_the_writer_fails(tmp_path):

@@ -17,7 +17,10 @@ change without the key changing:
   exists (a notebook cell) is keyed on all of ctxlib.
 * the **torch version**, whose kernels and initialisers the weights also depend on.
 
-Writes are atomic with a unique temporary name (``ctxlib._files.atomic_path``). A cache file
+Two processes that ask for the same model at once (the book's chapters executed two at a time,
+two notebooks open) train it once: training holds a lock on the model's cache file, and the
+second process waits, then loads. Writes are atomic with a unique temporary name
+(``ctxlib._files.atomic_path``). A cache file
 that cannot be read is reported, removed and trained afresh; a cache folder that cannot be
 written to costs the caching, never the trained model.
 
@@ -43,7 +46,13 @@ import sys
 import warnings
 import weakref
 import zipfile
-from collections.abc import Callable, Iterable, Mapping
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; parallel runs may train a model twice
+    fcntl = None
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -280,6 +289,30 @@ def cached_training(
     modules named in ``code``, and the ctxlib modules they import. Returns the model in eval
     mode and its training history."""
     path = cache_path(name, key, build, train, code)
+    with _training_lock(path):
+        return _load_or_train(path, name, build, train)
+
+
+@contextmanager
+def _training_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path``'s training while the block runs. Where no lock can be
+    had (a cache folder that cannot be written, no ``fcntl``), the block runs unlocked: the lock
+    saves training twice, it is never a reason not to train."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path.with_name(f".{path.name}.lock"), "a") if fcntl is not None else None
+    except OSError:
+        handle = None
+    if handle is None:
+        yield
+        return
+    with handle:  # closing the file releases the lock, also when training fails
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def _load_or_train(path: Path, name: str, build: Callable[[], nn.Module],
+                   train: Callable[[nn.Module], History]) -> tuple[nn.Module, History]:
     model = build()
     if not isinstance(model, nn.Module):
         raise TypeError(f"build() must return a torch.nn.Module, got {type(model).__name__}")
@@ -290,7 +323,7 @@ def cached_training(
             return model.eval(), History.from_dict(json.loads(saved["history"]))
         except _UNREADABLE as error:
             warnings.warn(f"cached_training: the cache file {path} cannot be read ({type(error).__name__}: "
-                          f"{str(error)[:200]}); it is removed and {name!r} is trained afresh", stacklevel=2)
+                          f"{str(error)[:200]}); it is removed and {name!r} is trained afresh", stacklevel=3)
             path.unlink(missing_ok=True)
             model = build()  # a half-loaded state dict must not survive into training
     history = train(model)
@@ -303,5 +336,5 @@ def cached_training(
     except OSError as error:
         warnings.warn(f"cached_training: could not write {path} ({type(error).__name__}: {error}); the trained "
                       f"{name!r} is returned but not kept, and the next run trains it again. Set CTXBOOK_CACHE "
-                      "to a writable folder", stacklevel=2)
+                      "to a writable folder", stacklevel=3)
     return model.eval(), history

@@ -20,7 +20,7 @@ import math
 import re
 import string
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -57,10 +57,10 @@ class FineTuning:
     stops once ``patience`` epochs in a row bring no better score; ``epochs`` is then the most it
     may run, and the model kept is the one of the best epoch.
 
-    ``bf16`` (on by default, as in current fine-tuning scripts) runs the matrix products under
-    bfloat16 autocast while weights and optimiser state stay fp32 (section 6.2 compares it with
-    fp32): 1.9 times faster on the book's build machine, whose CPU has AVX-512 BF16 units; on a
-    CPU without them it can be slower than ``bf16=False``."""
+    ``bf16`` runs the matrix products under bfloat16 autocast while weights and optimiser state
+    stay fp32. It is off by default: in fp32 every processor computes the same run, while bf16
+    is faster only on a CPU with bf16 matrix units and ~100 times slower without them
+    (``ctxlib.training.precision``; section 6.2 measures both)."""
 
     task: str
     init: str = "minilm"
@@ -75,7 +75,7 @@ class FineTuning:
     max_grad_norm: float | None = 1.0
     weight_decay: float = 0.01
     optimizer: str = "adamw"
-    bf16: bool = True
+    bf16: bool = False
     seed: int = 0
     patience: int | None = None
     dev_size: int = 64
@@ -215,6 +215,22 @@ def _forward(task: str, model: torch.nn.Module, batch: dict[str, torch.Tensor], 
     return model(**{name: batch[name] for name in names})
 
 
+def training_loss(task: str) -> Callable[[torch.nn.Module, dict[str, torch.Tensor]], torch.Tensor]:
+    """The loss ``fine_tune`` minimises for ``task``, as ``loss(model, batch)`` (eq 5.2)."""
+    check_choice("task", task, TASKS)
+    return lambda net, batch: _forward(task, net, batch, with_labels=True).loss
+
+
+def first_batch(setting: FineTuning) -> dict[str, torch.Tensor]:
+    """The first training batch ``fine_tune(setting)`` takes, encoded and shuffled as it is there."""
+    train_examples = load_task(setting.task)[0]
+    labels = task_labels(setting.task, train_examples)
+    size = setting.train_size if setting.train_size is not None else len(train_examples) - (
+        setting.dev_size if setting.patience is not None else 0)
+    data = encode(setting.task, minilm()[1], train_examples[:size], labels)
+    return next(batches(data, setting.batch_size, setting.seed))
+
+
 # --------------------------------------------------------------------------------------------
 # Scores.
 
@@ -339,7 +355,7 @@ def fine_tune(setting: FineTuning, progress: bool = True, keep_model: bool = Tru
                          max_grad_norm=setting.max_grad_norm, weight_decay=setting.weight_decay,
                          optimizer=setting.optimizer, bf16=setting.bf16, seed=setting.seed, progress=progress,
                          eval_every=epoch if dev_examples else 0, description=f"{setting.task}: {setting.label}")
-    loss = lambda net, batch: _forward(setting.task, net, batch, with_labels=True).loss
+    loss = training_loss(setting.task)
 
     def train(model: torch.nn.Module) -> History:
         lr_scale = {name: setting.head_lr_factor for name in _head_names(model)}

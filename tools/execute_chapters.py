@@ -21,6 +21,7 @@ of the cache: the build executes it again and reports its error there.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import time
@@ -43,13 +44,18 @@ FIRST = ("book/03_bert.md", "book/02_elmo.md", "book/07b_electra.md")
 ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
 
 
+@functools.cache
+def _config() -> dict:
+    return yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+
+
 def _read(page: Path) -> tuple[nbformat.NotebookNode, dict]:
     """The notebook MyST-NB makes of ``page`` in the build, and how it read it."""
     from myst_nb.core.config import NbParserConfig
     from myst_nb.core.read import create_nb_reader
     from myst_parser.config.main import MdParserConfig
 
-    parse = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8")).get("parse", {})
+    parse = _config().get("parse", {})
     markdown = MdParserConfig(**{key.removeprefix("myst_"): value for key, value in parse.items()
                                  if key.startswith("myst_")})
     text = page.read_text(encoding="utf-8")
@@ -59,17 +65,18 @@ def _read(page: Path) -> tuple[nbformat.NotebookNode, dict]:
     return reader.read(text), reader.read_fmt
 
 
-def _execute(page: Path, timeout: int, allow_errors: bool) -> tuple[Path, str | None, float, str | None]:
-    """Execute ``page`` in a fresh kernel, as the build would; the notebook as JSON (None if it failed)."""
+def _execute(page: Path, timeout: int, allow_errors: bool) -> tuple[Path, str | None, dict, float, str | None]:
+    """Execute ``page`` in a fresh kernel, as the build would: the notebook as JSON (None if it
+    failed), how MyST-NB read it, the seconds, the error."""
     from jupyter_cache.executors.utils import single_nb_execution
 
     os.environ.update(ONE_THREAD)  # the kernel inherits this process's environment
-    notebook, _ = _read(ROOT / page)
+    notebook, read_fmt = _read(ROOT / page)
     result = single_nb_execution(notebook, cwd=str((ROOT / page).parent), timeout=timeout,
                                  allow_errors=allow_errors, meta_override=True)
     if result.err is not None:
-        return page, None, result.time, result.exc_string or repr(result.err)
-    return page, nbformat.writes(notebook), result.time, None
+        return page, None, read_fmt, result.time, result.exc_string or repr(result.err)
+    return page, nbformat.writes(notebook), read_fmt, result.time, None
 
 
 def schedule(pages: list[Path]) -> list[Path]:
@@ -88,7 +95,7 @@ def main() -> int:
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
 
-    settings = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["execute"]
+    settings = _config()["execute"]
     if settings.get("execute_notebooks") != "cache":
         parser.error("_config.yml's execute_notebooks must be 'cache' for the build to read what this executes")
     cache = get_cache(str(args.build / ".jupyter_cache"))
@@ -97,13 +104,12 @@ def main() -> int:
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         futures = [pool.submit(_execute, page, settings["timeout"], settings["allow_errors"]) for page in pages]
         for future in as_completed(futures):
-            page, text, seconds, error = future.result()
+            page, text, read_fmt, seconds, error = future.result()
             if error is not None:
                 failed.append(page)
                 print(f"!! {page}: failed after {seconds:.1f} s; the build runs it again and reports the error\n{error}")
                 continue
             # The cache records the uri and read format MyST-NB itself would (its cache client).
-            _, read_fmt = _read(ROOT / page)
             cache.add_nb_to_project(str(ROOT / page), read_data=read_fmt)
             cache.cache_notebook_bundle(CacheBundleIn(nbformat.reads(text, 4), str(ROOT / page),
                                                       data={"execution_seconds": seconds}),

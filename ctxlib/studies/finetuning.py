@@ -221,13 +221,26 @@ def training_loss(task: str) -> Callable[[torch.nn.Module, dict[str, torch.Tenso
     return lambda net, batch: _forward(task, net, batch, with_labels=True).loss
 
 
+def _examples(setting: FineTuning) -> tuple[list, list, tuple[str, ...], list]:
+    """What ``fine_tune(setting)`` trains on, develops on (early stopping) and tests on, and the classes."""
+    train_examples, test_examples = load_task(setting.task)
+    # The classes come from the whole training file: a run on its first 16 sentences still has a
+    # head for every topic the test file holds (it has seen only some of them).
+    labels = task_labels(setting.task, train_examples)
+    dev_examples = train_examples[-setting.dev_size:] if setting.patience is not None else []
+    available = len(train_examples) - len(dev_examples)
+    if setting.train_size is not None:
+        if setting.train_size > available:
+            raise ValueError(f"train_size={setting.train_size} is more than the {available} training examples "
+                             + (f"left beside the {len(dev_examples)} held out for early stopping" if dev_examples else ""))
+        available = setting.train_size
+    return train_examples[:available], dev_examples, labels, test_examples
+
+
 def first_batch(setting: FineTuning) -> dict[str, torch.Tensor]:
     """The first training batch ``fine_tune(setting)`` takes, encoded and shuffled as it is there."""
-    train_examples = load_task(setting.task)[0]
-    labels = task_labels(setting.task, train_examples)
-    size = setting.train_size if setting.train_size is not None else len(train_examples) - (
-        setting.dev_size if setting.patience is not None else 0)
-    data = encode(setting.task, minilm()[1], train_examples[:size], labels)
+    train_examples, _, labels, _ = _examples(setting)
+    data = encode(setting.task, minilm()[1], train_examples, labels)
     return next(batches(data, setting.batch_size, setting.seed))
 
 
@@ -334,19 +347,7 @@ def fine_tune(setting: FineTuning, progress: bool = True, keep_model: bool = Tru
     if not isinstance(setting, FineTuning):
         raise TypeError(f"setting must be a FineTuning, got {type(setting).__name__}")
     check_bool("keep_model", keep_model)
-    train_examples, test_examples = load_task(setting.task)
-    # The classes come from the whole training file: a run on its first 16 sentences still has a
-    # head for every topic the test file holds (it has seen only some of them).
-    labels = task_labels(setting.task, train_examples)
-    dev_examples = train_examples[-setting.dev_size:] if setting.patience is not None else []
-    available = len(train_examples) - len(dev_examples)
-    if setting.train_size is not None:
-        if setting.train_size > available:
-            raise ValueError(f"train_size={setting.train_size} is more than the {available} training examples "
-                             + (f"left beside the {len(dev_examples)} held out for early stopping" if dev_examples else ""))
-        train_examples = train_examples[:setting.train_size]
-    else:
-        train_examples = train_examples[:available]
+    train_examples, dev_examples, labels, test_examples = _examples(setting)
     _, tokenizer = minilm()
     train_data = encode(setting.task, tokenizer, train_examples, labels)
     test_data = encode(setting.task, tokenizer, test_examples, labels)

@@ -3,11 +3,15 @@ comparison measures what autocast changes and nothing else."""
 
 from __future__ import annotations
 
+import platform
+import subprocess
+import sys
+
 import pytest
 import torch
 from torch import nn
 
-from ctxlib.training.precision import NATIVE_BF16_SPEEDUP, bf16_gap, bf16_speedup, matmul_gflops
+from ctxlib.training.precision import NATIVE_BF16_SPEEDUP, bf16_gap, matmul_gflops, matmul_speed
 
 
 def test_matmul_speed_is_measured_and_bad_settings_are_named():
@@ -16,6 +20,33 @@ def test_matmul_speed_is_measured_and_bad_settings_are_named():
         matmul_gflops(torch.float16)
     with pytest.raises(ValueError, match="size"):
         matmul_gflops(torch.float32, size=0)
+    with pytest.raises(ValueError, match=r"repeats must be a positive int, got 0"):
+        matmul_speed(repeats=0)
+
+
+def _bf16_units() -> bool:
+    return torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="the CPU flags checked are x86's")
+@pytest.mark.parametrize("busy", [False, True], ids=["quiet", "beside a two-thread process"])
+def test_measured_bf16_speed_tells_the_processors_with_bf16_units_apart(busy):
+    # Busy: another process runs two-thread products on every core meanwhile, as pytest-xdist's
+    # other worker or a second chapter kernel does; the measurement made that way once read an
+    # AVX2 processor as having bf16 units.
+    burner = subprocess.Popen([sys.executable, "-c", "import torch\ntorch.set_num_threads(2)\n"
+                               "a = torch.randn(512, 512)\nwhile True: a @ a"]) if busy else None
+    threads = torch.get_num_threads()
+    try:
+        speed = matmul_speed()
+    finally:
+        if burner is not None:
+            burner.kill()
+            burner.wait()
+    assert speed.bf16_units == _bf16_units(), speed
+    assert speed.bf16_speedup == speed.bf16_gflops / speed.fp32_gflops
+    assert (speed.bf16_speedup >= NATIVE_BF16_SPEEDUP) == speed.bf16_units
+    assert torch.get_num_threads() == threads  # measured on one thread, the caller's count restored
 
 
 def _model_and_batch():
@@ -33,7 +64,7 @@ def test_the_fp32_side_is_the_plain_computation_without_dropout():
     model, batch = _model_and_batch()
     gap = bf16_gap(model, _loss, batch)
     assert not model.training
-    assert gap.loss_fp32 == float(_loss(model, batch))  # dropout off: the same number again
+    assert gap.loss_fp32 == float(_loss(model, batch).detach())  # dropout off: the same number again
     assert all(p.grad is None for p in model.parameters())  # the caller's model is left without gradients
 
 

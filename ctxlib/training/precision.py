@@ -6,13 +6,14 @@ instructions (AVX-512 BF16 or AMX on x86). Without them PyTorch computes a bf16 
 slow path: on an AVX2-only server measured here, 1.3 GFLOPS against 160 in fp32, so a
 fine-tuning run that takes seconds in fp32 takes many minutes. The book therefore trains in fp32,
 which also gives the same numbers on every processor, and the pages that show bf16 measure the
-processor first (``bf16_speedup``) and measure bf16's effect on one batch (``bf16_gap``), which is
+processor first (``matmul_speed``) and measure bf16's effect on one batch (``bf16_gap``), which is
 affordable everywhere.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ import torch
 from torch import nn
 
 from ctxlib._checks import check_positive_int, check_positive_real
+from ctxlib._threads import one_thread
 
 # A processor with bf16 units runs bf16 products at least as fast as fp32 (about 2x); one without
 # them runs them ~100x slower. Half of fp32's speed sits far from both.
@@ -30,7 +32,8 @@ NATIVE_BF16_SPEEDUP = 0.5
 
 def matmul_gflops(dtype: torch.dtype, size: int = 256, seconds: float = 0.05) -> float:
     """Billions of floating-point operations per second of ``size`` × ``size`` matrix products
-    in ``dtype`` on this CPU, timed for about ``seconds`` after one warm-up product."""
+    in ``dtype`` on this CPU, on torch's current threads, timed for about ``seconds`` after one
+    warm-up product."""
     if dtype not in (torch.float32, torch.bfloat16):
         raise ValueError(f"dtype must be torch.float32 or torch.bfloat16, got {dtype!r}")
     check_positive_int("size", size)
@@ -45,10 +48,41 @@ def matmul_gflops(dtype: torch.dtype, size: int = 256, seconds: float = 0.05) ->
     return 2 * size**3 * products / elapsed / 1e9
 
 
-def bf16_speedup(size: int = 256, seconds: float = 0.05) -> float:
-    """How many times faster a bf16 matrix product runs than an fp32 one on this CPU (measured):
-    about 2 with bf16 units, about 0.01 without (see ``NATIVE_BF16_SPEEDUP``)."""
-    return matmul_gflops(torch.bfloat16, size, seconds) / matmul_gflops(torch.float32, size, seconds)
+@dataclass(frozen=True)
+class MatmulSpeed:
+    """The median speed of ``size`` × ``size`` matrix products on one thread, in GFLOPS."""
+
+    size: int
+    fp32_gflops: float
+    bf16_gflops: float
+
+    @property
+    def bf16_speedup(self) -> float:
+        """How many times faster bf16 runs than fp32: about 2 with bf16 units, about 0.01 without."""
+        return self.bf16_gflops / self.fp32_gflops
+
+    @property
+    def bf16_units(self) -> bool:
+        """Whether this processor computes bf16 products natively (``NATIVE_BF16_SPEEDUP``)."""
+        return self.bf16_speedup >= NATIVE_BF16_SPEEDUP
+
+
+def matmul_speed(size: int = 256, seconds: float = 0.02, repeats: int = 5) -> MatmulSpeed:
+    """Measure fp32 and bf16 matrix products on this CPU: ``repeats`` timings of each, taken in
+    turn, each about ``seconds`` long, on one thread; the median of each.
+
+    One thread, in turn, and the median make the ratio a property of the processor rather than
+    of the moment: on a busy two-core machine torch's two threads wait for each other, and an
+    fp32 product measured there once ran at a fraction of its speed, so that an AVX2 processor
+    (bf16 at 0.01× fp32 when measured alone) read 0.79×."""
+    check_positive_int("repeats", repeats)
+    timings: dict[torch.dtype, list[float]] = {torch.float32: [], torch.bfloat16: []}
+    with one_thread():
+        for _ in range(repeats):
+            for dtype, values in timings.items():
+                values.append(matmul_gflops(dtype, size, seconds))
+    fp32, bf16 = (statistics.median(values) for values in timings.values())
+    return MatmulSpeed(size, fp32, bf16)
 
 
 @dataclass(frozen=True)

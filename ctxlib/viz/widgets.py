@@ -19,8 +19,7 @@ import html
 import io
 import math
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -28,6 +27,7 @@ import numpy as np
 import torch
 
 from ctxlib._checks import check_choice, check_in_range, check_positive_int
+from ctxlib._threads import one_thread
 from ctxlib.analysis.attention_scaling import SCALINGS, attention_scores
 from ctxlib.analysis.polysemy import PolysemyStudy
 from ctxlib.analysis.projection import PROJECTIONS
@@ -64,19 +64,6 @@ def check_on_grid(name: str, value: float, grid: Sequence[float]) -> None:
     if not any(math.isclose(value, point, abs_tol=1e-9) for point in grid):
         raise ValueError(f"{name}={value!r} is not on the static explorer's grid {list(grid)}; "
                          "choose a grid value, or form='live' for the full range")
-
-
-@contextmanager
-def one_thread() -> Iterator[None]:
-    """torch on one thread while a static form computes its grid: its operations are small, and
-    two threads on a busy machine cost up to 60× the CPU time of one (a masking draw of 2,000
-    sentences: 150 ms vs 2.3 ms)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 def figure_png(figure: plt.Figure, dpi: int = WIDGET_DPI) -> bytes:

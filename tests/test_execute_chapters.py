@@ -1,8 +1,9 @@
-"""tools/execute_chapters.py: the chapters other chapters depend on start first, and every
-kernel it starts runs torch with one thread."""
+"""tools/execute_chapters.py: the chapters other chapters depend on start first, a chapter that
+loads another's model starts after it, and every kernel it starts runs torch with one thread."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -11,16 +12,49 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
-from execute_chapters import FIRST, _execute, schedule  # noqa: E402
+from execute_chapters import FIRST, LOADS, SECONDS, _execute, next_page  # noqa: E402
 from toc import notebook_pages  # noqa: E402
 
+# The calls that load a model a chapter trains, and the chapter that trains it.
+TRAINED_IN = {r"book_bert\((?![^)]*name=)": "book/03_bert.md", r"book_elmo\(": "book/02_elmo.md",
+              r"book_electra\(": "book/07b_electra.md", r'name="bert-mask-only"': "book/06_training_problems.md",
+              r'name="bert-static"': "book/06b_dynamic_masking.md"}
 
-def test_the_model_training_chapters_start_first_and_every_chapter_runs_once():
+
+def test_the_schedule_names_only_chapters_of_the_book():
+    pages = {str(page) for page in notebook_pages()}
+    named = set(FIRST) | set(LOADS) | {name for names in LOADS.values() for name in names} | set(SECONDS)
+    assert named <= pages, f"not in the table of contents: {sorted(named - pages)}"
+
+
+def test_every_chapter_that_loads_a_trained_model_waits_for_the_chapter_that_trains_it():
+    for page in notebook_pages():
+        # Code cells only: exercises in the prose name calls the page does not run.
+        code = "\n".join(re.findall(r"```\{code-cell\}[^\n]*\n(.*?)```", (ROOT / page).read_text(encoding="utf-8"),
+                                    flags=re.S))
+        for call, producer in TRAINED_IN.items():
+            if str(page) != producer and re.search(call, code):
+                assert producer in LOADS.get(str(page), ()), f"{page} loads {producer}'s model ({call})"
+
+
+def test_every_chapter_starts_once_and_after_the_chapters_whose_models_it_loads():
+    # Two kernels, each chapter taking its SECONDS (FIRST's: their reading-order position, any
+    # positive time): no chapter starts before the chapters it loads from have finished.
     pages = notebook_pages()
-    assert {Path(name) for name in FIRST} <= set(pages), "FIRST names a chapter the table of contents does not have"
-    order = schedule(pages)
-    assert sorted(order) == sorted(pages)
-    assert order[:len(FIRST)] == [Path(name) for name in FIRST]
+    waiting, done, free, started, finished = list(pages), set(), [0.0, 0.0], {}, {}
+    while waiting:
+        kernel = min(range(2), key=free.__getitem__)
+        now = free[kernel]
+        done = {page for page, end in finished.items() if end <= now}
+        page = next_page(waiting, done)
+        waiting.remove(page)
+        started[page] = now
+        finished[page] = free[kernel] = now + SECONDS.get(str(page), 60.0)
+    assert sorted(started) == sorted(pages)
+    assert [page for page, _ in sorted(started.items(), key=lambda item: item[1])][:len(FIRST)] == list(map(Path, FIRST))
+    for page, producers in LOADS.items():
+        for producer in producers:
+            assert started[Path(page)] >= finished[Path(producer)], f"{page} starts before {producer} ends"
 
 
 def test_a_chapter_runs_in_a_kernel_with_one_thread(tmp_path, monkeypatch):

@@ -14,8 +14,10 @@ The chapters that train models other chapters load start first (``FIRST``); a ch
 loads one of them (``LOADS``) starts once it is done, and among the chapters ready to run the
 longest starts first (``SECONDS``). A chapter that asks for a model another is still training
 waits for it (the lock in ``ctxlib.training.cache``) and then loads it, instead of training it
-again. Simulated with the chapter times of the 2026-12-05 build, this order ends the execution
-17 s sooner than reading order, which had ELECTRA's chapter wait 13 s on the mini-BERT. Each chapter is read with MyST-NB's own reader and
+again. Simulated with one run's chapter times, this order ends the execution 17 s sooner than
+reading order, which had ELECTRA's chapter wait 13 s on the mini-BERT; in the one cold build
+measured with it (2026-12-05) the execution took 572 s against 573 s before, the chapters
+themselves running a few seconds slower that time: the order's gain is within that noise. Each chapter is read with MyST-NB's own reader and
 executed with its engine (jupyter-cache's ``single_nb_execution``) under ``_config.yml``'s
 ``execute`` settings, so the build matches it in the cache. A chapter that fails here is left out
 of the cache: the build executes it again and reports its error there.

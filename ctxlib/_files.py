@@ -4,7 +4,8 @@ Writers go through ``atomic_path``: the content is written to a fresh temporary 
 the target and moved over it in one ``os.replace``, so a writer that fails half-way (an invalid
 example, a full disk, an interrupt) leaves the old file exactly as it was, and two processes
 writing the same file at once never share a temporary name. Readers go through ``read_text``,
-which accepts a UTF-8 byte-order mark and names the file when its bytes are not UTF-8.
+which accepts a UTF-8 byte-order mark and names the file when its bytes are not UTF-8. What
+ctxlib computes once and keeps lives under ``cache_dir()``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,12 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+
+def cache_dir() -> Path:
+    """Where ctxlib keeps what it computes once and reads back after (trained models, the
+    generated corpus, the browser's ONNX model): ``$CTXBOOK_CACHE``, else ``~/.cache/ctxbook``."""
+    return Path(os.environ.get("CTXBOOK_CACHE", Path.home() / ".cache" / "ctxbook"))
 
 
 def as_path(name: str, path: object) -> Path:

@@ -12,6 +12,7 @@ from importlib import resources
 
 import pytest
 
+import ctxlib.data.corpus as corpus_module
 from ctxlib.data.corpus import (Corpus, TaggedSentence, _Compiler, _Document, _Grammar, _realise, corpus_statistics,
                                 generate_corpus, load_corpus, novel_sentences, realise_template, template_branches,
                                 template_ids)
@@ -65,6 +66,43 @@ def test_same_seed_gives_the_same_corpus_and_another_seed_a_different_one():
 def test_load_corpus_is_the_default_corpus_built_once(corpus):
     assert load_corpus() is corpus
     assert generate_corpus() == corpus
+
+
+def test_the_stored_corpus_reads_back_equal_and_a_damaged_or_unwritable_store_costs_only_time(tmp_path, monkeypatch):
+    small = generate_corpus(num_documents=60, seed=5)
+    monkeypatch.setenv("CTXBOOK_CACHE", str(tmp_path))
+    monkeypatch.setattr(corpus_module, "generate_corpus", lambda: small)
+    assert corpus_module._stored_or_generated() == small
+    [stored] = tmp_path.glob("corpus-*.json")
+
+    def fail() -> Corpus:
+        raise AssertionError("generated again although a readable copy was stored")
+
+    monkeypatch.setattr(corpus_module, "generate_corpus", fail)
+    read_back = corpus_module._stored_or_generated()
+    assert read_back == small and read_back is not small
+    assert all(isinstance(sentence.tokens, tuple) and isinstance(sentence.senses, tuple) for sentence in read_back.train)
+
+    monkeypatch.setattr(corpus_module, "generate_corpus", lambda: small)
+    stored.write_text('{"train": [["bank"', encoding="utf-8")  # a write cut short
+    with pytest.warns(UserWarning, match="unreadable"):
+        assert corpus_module._stored_or_generated() == small
+    assert json.loads(stored.read_text(encoding="utf-8"))["redrawn"] == small.redrawn  # written afresh, whole
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    monkeypatch.setenv("CTXBOOK_CACHE", str(blocker / "cache"))
+    with pytest.warns(UserWarning, match="cannot keep the corpus"):
+        assert corpus_module._stored_or_generated() == small
+
+
+def test_the_stored_corpus_is_keyed_on_the_grammar_files_and_the_python_version(monkeypatch):
+    first = corpus_module._stored_corpus_path()
+    monkeypatch.setattr(corpus_module.sys, "version_info", (2, 7, 18))
+    assert corpus_module._stored_corpus_path() != first
+    monkeypatch.undo()
+    monkeypatch.setattr(corpus_module, "_TOPICS_FILE", corpus_module._LEXICON_FILE)
+    assert corpus_module._stored_corpus_path() != first
 
 
 def test_splits_are_whole_documents(corpus):

@@ -30,7 +30,8 @@ from sphinx.util import logging
 
 from ctxlib.models import onnx_export
 from ctxlib.models.pretrained import minilm, minilm_path
-from ctxlib.training.cache import cache_dir, fingerprint, source_digest
+from ctxlib._files import cache_dir
+from ctxlib.training.cache import fingerprint, source_digest
 
 LOG = logging.getLogger(__name__)
 MARKER = 'data-explorer="polysemy"'

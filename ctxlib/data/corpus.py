@@ -58,17 +58,22 @@ from __future__ import annotations
 
 import bisect
 import functools
+import hashlib
 import itertools
 import json
 import random
 import re
+import sys
+import warnings
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from importlib import resources
 from itertools import accumulate
+from pathlib import Path
 from typing import Any
 
 from ctxlib._checks import check_choice, check_positive_int, check_probability
+from ctxlib._files import cache_dir, read_text, write_text_atomically
 
 _LEXICON_FILE = "corpus_lexicon.json"
 _TOPICS_FILE = "corpus_topics.json"
@@ -1063,8 +1068,51 @@ def generate_corpus(num_documents: int = 6000, heldout_fraction: float = 0.1, no
 
 @functools.cache
 def load_corpus() -> Corpus:
-    """The book's standard corpus, ``generate_corpus()`` with its defaults, built once per process."""
-    return generate_corpus()
+    """The book's standard corpus, ``generate_corpus()`` with its defaults, built once per process.
+
+    Generating it takes about 1.4 s and every chapter's kernel needs it, so it is also kept on
+    disk (``cache_dir()``, as JSON: reading it back takes about 0.3 s) under a key made of what
+    can change it: this module's code, the grammar's two files and the Python version, whose
+    ``random`` draws it. A stored file that cannot be read is reported and written afresh; a
+    cache folder that cannot be written to costs the caching, never the corpus."""
+    return _stored_or_generated()
+
+
+def _stored_or_generated() -> Corpus:
+    path = _stored_corpus_path()
+    try:
+        return _corpus_from_json(json.loads(read_text(path)))
+    except (FileNotFoundError, NotADirectoryError):  # not stored yet, or no cache folder can exist there
+        pass
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        warnings.warn(f"{path}: unreadable ({error}); generating the corpus again", stacklevel=2)
+    corpus = generate_corpus()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        stored = {split: [(s.tokens, s.pos, s.senses, s.document, s.topic, s.template) for s in corpus.split(split)]
+                  for split in SPLITS}
+        write_text_atomically(path, json.dumps({**stored, "redrawn": corpus.redrawn}, separators=(",", ":")))
+    except OSError as error:
+        warnings.warn(f"{path}: cannot keep the corpus there ({error}); it is generated again next time",
+                      stacklevel=2)
+    return corpus
+
+
+def _stored_corpus_path() -> Path:
+    data = resources.files("ctxlib").joinpath("data")
+    digest = hashlib.sha256()
+    for part in (Path(__file__).read_bytes(), data.joinpath(_LEXICON_FILE).read_bytes(),
+                 data.joinpath(_TOPICS_FILE).read_bytes(), ".".join(map(str, sys.version_info[:3])).encode()):
+        digest.update(hashlib.sha256(part).digest())
+    return cache_dir() / f"corpus-{digest.hexdigest()[:16]}.json"
+
+
+def _corpus_from_json(stored: dict[str, Any]) -> Corpus:
+    def sentence(fields: list[Any]) -> TaggedSentence:
+        tokens, pos, senses, document, topic, template = fields
+        return TaggedSentence(tuple(tokens), tuple(pos), tuple(senses), document, topic, template)
+
+    return Corpus(*(tuple(map(sentence, stored[split])) for split in SPLITS), redrawn=stored["redrawn"])
 
 
 # --------------------------------------------------------------------------------------------

@@ -39,7 +39,6 @@ import hashlib
 import importlib.util
 import json
 import math
-import os
 import pickle
 import re
 import sys
@@ -60,16 +59,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from ctxlib._files import atomic_path
+from ctxlib._files import atomic_path, cache_dir
 from ctxlib.training.loop import History
 
 LIBRARY = "ctxlib"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-
-
-def cache_dir() -> Path:
-    """Where the models the book trains are kept: ``$CTXBOOK_CACHE``, else ``~/.cache/ctxbook``."""
-    return Path(os.environ.get("CTXBOOK_CACHE", Path.home() / ".cache" / "ctxbook"))
 
 
 # --------------------------------------------------------------------------------------------

@@ -17,11 +17,10 @@ import torch
 from transformers import BertTokenizerFast
 
 from ctxlib._checks import check_positive_int
-from ctxlib._files import write_text_atomically
+from ctxlib._files import cache_dir, write_text_atomically
 from ctxlib.data.corpus import Corpus, load_corpus
 from ctxlib.objectives.masking import IGNORE_INDEX, Masker, mask_tokens
 from ctxlib.objectives.nsp import SentencePair, encode_pairs, sentence_pairs, truncate_pair
-from ctxlib.training.cache import cache_dir
 
 WORDPIECE_VOCAB_SIZE = 2000
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")

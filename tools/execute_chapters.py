@@ -19,7 +19,9 @@ reading order, which had ELECTRA's chapter wait 13 s on the mini-BERT; in the on
 measured with it (2026-12-05) the execution took 572 s against 573 s before, the chapters
 themselves running a few seconds slower that time: the order's gain is within that noise. Each chapter is read with MyST-NB's own reader and
 executed with its engine (jupyter-cache's ``single_nb_execution``) under ``_config.yml``'s
-``execute`` settings, so the build matches it in the cache. A chapter that fails here is left out
+``execute`` settings, so the build matches it in the cache. Once every chapter has started, the
+first free core exports the browser's ONNX model into the cache (10 s), which the Sphinx build
+would otherwise export alone after the chapters. A chapter that fails here is left out
 of the cache: the build executes it again and reports its error there.
 """
 
@@ -111,6 +113,21 @@ def _execute(page: Path, timeout: int, allow_errors: bool) -> tuple[Path, str | 
     return page, nbformat.writes(notebook), read_fmt, result.time, None
 
 
+def _export_browser_model() -> str:
+    """The MiniLM ONNX file the built site's typed-sentence explorer loads
+    (``book/_ext/browser_model.py``), exported into the cache now, on one thread, so that the
+    Sphinx build that follows copies it instead of spending 10 s on it alone."""
+    import torch
+
+    torch.set_num_threads(1)
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    from browser_model import cached_model
+
+    start = time.perf_counter()
+    path = cached_model()
+    return f"{path.relative_to(path.parents[1])}: ready in {time.perf_counter() - start:.1f} s"
+
+
 def next_page(waiting: list[Path], done: set[Path]) -> Path:
     """The chapter to start now: ``FIRST`` in its order, then the longest (``SECONDS``) of those
     whose ``LOADS`` are all ``done``; where none is ready, the first waiting in that order
@@ -139,15 +156,25 @@ def main() -> int:
     cache = get_cache(str(args.build / ".jupyter_cache"))
     pages = notebook_pages()
     waiting, done, running = list(pages), set(), set()
+    # What the build needs besides the chapters: started on the first core the chapters leave idle.
+    extras, extra_futures = [_export_browser_model], set()
     start, failed = time.perf_counter(), []
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        while waiting or running:
-            while waiting and len(running) < args.jobs:
-                page = next_page(waiting, done)
-                waiting.remove(page)
-                running.add(pool.submit(_execute, page, settings["timeout"], settings["allow_errors"]))
+        while waiting or running or extras:
+            while (waiting or extras) and len(running) < args.jobs:
+                if waiting:
+                    page = next_page(waiting, done)
+                    waiting.remove(page)
+                    running.add(pool.submit(_execute, page, settings["timeout"], settings["allow_errors"]))
+                else:
+                    future = pool.submit(extras.pop())
+                    extra_futures.add(future)
+                    running.add(future)
             finished, running = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
+                if future in extra_futures:
+                    print(f"{future.result()} ({time.perf_counter() - start:.0f} s since the start)", flush=True)
+                    continue
                 page, text, read_fmt, seconds, error = future.result()
                 done.add(page)
                 if error is not None:

@@ -63,7 +63,7 @@ def _page(app: Sphinx, pagename: str, templatename: str, context: dict, doctree:
         context["body"] = LAZY.sub(externalise, body)
 
 
-def _cached_model() -> Path:
+def cached_model() -> Path:
     """The int8 ONNX file for the current weights and code, exported once per key."""
     weights = minilm_path()
     key = fingerprint({"weights": (weights / "model.safetensors").read_bytes(),
@@ -84,7 +84,7 @@ def _write_model(app: Sphinx, exception: Exception | None) -> None:
         return
     target = Path(app.outdir) / "_static" / "minilm"
     target.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(_cached_model(), target / "minilm-int8.onnx")
+    shutil.copyfile(cached_model(), target / "minilm-int8.onnx")
     shutil.copyfile(minilm_path() / "vocab.txt", target / "vocab.txt")
     (target / "README.txt").write_text(MODEL_NOTE, encoding="utf-8")
 

@@ -18,7 +18,7 @@ from toc import notebook_pages  # noqa: E402
 # The calls that load a model a chapter trains, and the chapter that trains it.
 TRAINED_IN = {r"book_bert\((?![^)]*name=)": "book/03_bert.md", r"book_elmo\(": "book/02_elmo.md",
               r"book_electra\(": "book/07b_electra.md", r'name="bert-mask-only"': "book/06_training_problems.md",
-              r'name="bert-static"': "book/06b_dynamic_masking.md"}
+              r'name="bert-static"': "book/06b_dynamic_masking.md", r"recall_accuracy\(": "book/02d_elmo_limits.md"}
 
 
 def test_the_schedule_names_only_chapters_of_the_book():

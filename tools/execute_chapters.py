@@ -19,9 +19,9 @@ reading order, which had ELECTRA's chapter wait 13 s on the mini-BERT; in the on
 measured with it (2026-12-05) the execution took 572 s against 573 s before, the chapters
 themselves running a few seconds slower that time: the order's gain is within that noise. Each chapter is read with MyST-NB's own reader and
 executed with its engine (jupyter-cache's ``single_nb_execution``) under ``_config.yml``'s
-``execute`` settings, so the build matches it in the cache. Once every chapter has started, the
-first free core exports the browser's ONNX model into the cache (10 s), which the Sphinx build
-would otherwise export alone after the chapters. A chapter that fails here is left out
+``execute`` settings, so the build matches it in the cache. Before the shortest chapters, a core
+exports the browser's ONNX model into the cache (11 s), which the Sphinx build would otherwise
+export alone after the chapters. A chapter that fails here is left out
 of the cache: the build executes it again and reports its error there.
 """
 
@@ -51,7 +51,7 @@ FIRST = ("book/03_bert.md", "book/02_elmo.md")
 LOADS = {
     "book/02b_elmo_layers.md": ("book/02_elmo.md",),
     "book/02c_elmo_downstream.md": ("book/02_elmo.md",),
-    "book/03b_bert_vs_elmo.md": ("book/02_elmo.md", "book/03_bert.md"),
+    "book/03b_bert_vs_elmo.md": ("book/02_elmo.md", "book/03_bert.md", "book/02d_elmo_limits.md"),  # and 2.6's recall models
     "book/04_attention.md": ("book/03_bert.md",),
     "book/05b_finetuning_choices.md": ("book/05_finetuning.md",),  # Chapter 5's topic run
     "book/06_training_problems.md": ("book/03_bert.md",),
@@ -74,6 +74,9 @@ SECONDS = {"book/05_finetuning.md": 105, "book/07b_electra.md": 100, "book/04_at
            "book/02d_elmo_limits.md": 50, "book/06e_memory.md": 35, "book/01_polysemy.md": 30,
            "book/02b_elmo_layers.md": 25, "book/03b_bert_vs_elmo.md": 20, "book/09_summary.md": 20,
            "book/07c_bert_to_gpt.md": 10, "book/07_bert_family.md": 8}
+# The browser model's export (``_export_browser_model``) on one thread: it starts before any
+# shorter chapter, so that the last to finish are short chapters, not the export.
+EXPORT_SECONDS = 11
 # One BLAS/OpenMP thread per kernel: two kernels share the two cores.
 ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
 
@@ -162,7 +165,7 @@ def main() -> int:
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         while waiting or running or extras:
             while (waiting or extras) and len(running) < args.jobs:
-                if waiting:
+                if not (extras and all(SECONDS.get(str(page), 0) <= EXPORT_SECONDS for page in waiting)):
                     page = next_page(waiting, done)
                     waiting.remove(page)
                     running.add(pool.submit(_execute, page, settings["timeout"], settings["allow_errors"]))

@@ -25,7 +25,8 @@ from torch import nn
 from ctxlib._checks import check_choice, check_positive_int
 from ctxlib.models.bert import BertConfig, BertModel
 from ctxlib.models.elmo import ProjectedLSTM
-from ctxlib.training.loop import TrainConfig, fit, seeded
+from ctxlib.training.cache import cached_training
+from ctxlib.training.loop import History, TrainConfig, fit, seeded
 
 ENCODERS = ("BiLSTM", "self-attention")
 VOCAB = 16  # ids 1 and 2 are the keys, 1..15 the noise; 0 is unused (BERT's padding id)
@@ -74,12 +75,22 @@ def recall_batches(length: int, batch_size: int, seed: int) -> Iterator[tuple[to
 
 
 def recall_accuracy(kind: str, length: int, steps: int = 150, batch_size: int = 32, seed: int = 0) -> float:
-    """Train ``kind`` on the recall task at distance ``length``; held-out accuracy (chance 0.5)."""
+    """Train ``kind`` on the recall task at distance ``length`` (or read it back from the cache:
+    §2.6 and §3.7 both measure distance 32); held-out accuracy (chance 0.5)."""
+    check_choice("kind", kind, ENCODERS)
     check_positive_int("length", length)
-    with seeded(seed):
-        model = RecallModel(kind, max_length=length)
-    fit(model, recall_batches(length, batch_size, seed), lambda m, b: F.cross_entropy(m(b[0]), b[1]),
-        TrainConfig(steps=steps, lr=3e-3, weight_decay=0.0, warmup_fraction=0.1, progress=False, seed=seed))
+
+    def build() -> RecallModel:
+        with seeded(seed):
+            return RecallModel(kind, max_length=length)
+
+    def train(model: RecallModel) -> History:
+        return fit(model, recall_batches(length, batch_size, seed), lambda m, b: F.cross_entropy(m(b[0]), b[1]),
+                   TrainConfig(steps=steps, lr=3e-3, weight_decay=0.0, warmup_fraction=0.1, progress=False,
+                               seed=seed))
+
+    key = {"kind": kind, "length": length, "steps": steps, "batch_size": batch_size, "seed": seed}
+    model, _ = cached_training(f"recall-{kind}-{length}", key, build, train)
     ids, keys = next(recall_batches(length, 512, seed + 1))
     with torch.no_grad():
         return float((model(ids).argmax(-1) == keys).float().mean())

@@ -693,6 +693,11 @@ def main() -> int:
     unknown = sorted(set(args.names) - set(EXERCISES))
     if unknown:
         parser.error(f"unknown exercises {unknown}; --list shows them")
+    # One thread, as each kernel of the book's build runs (tools/execute_chapters.py): the figures
+    # then equal the pages' own where an exercise repeats a page's run, and two of these processes
+    # can share two cores without fighting over them (two such processes: 4.0 topic steps a second
+    # each on one thread, 1.4 on two).
+    torch.set_num_threads(1)
     results = {}
     for name in args.names or EXERCISES:
         start = time.perf_counter()

@@ -76,6 +76,26 @@ def test_a_changed_middle_sentence_changes_the_key():
     assert fingerprint({"corpus": corpus}) == fingerprint({"corpus": Corpus(tuple(train_split), corpus.heldout)})
 
 
+def test_cache_path_encodes_a_corpus_once_while_it_lives(monkeypatch):
+    """The corpus in a recipe's key is encoded at the first lookup only: every later lookup keyed on
+    the same object reuses its digest, and a corpus with other content still gets another path."""
+    corpus = generate_corpus(num_documents=12, seed=5)
+    other = generate_corpus(num_documents=12, seed=6)
+    first = cache_path("toy", {"corpus": corpus, "steps": 1}, build, train)
+    encoded = []
+    original = cache._encode
+
+    def counting(value, out, where, depth=0):
+        encoded.append(type(value))
+        original(value, out, where, depth)
+
+    monkeypatch.setattr(cache, "_encode", counting)
+    assert cache_path("toy", {"corpus": corpus, "steps": 1}, build, train) == first
+    assert TaggedSentence not in encoded
+    assert cache_path("toy", {"corpus": corpus, "steps": 2}, build, train) != first
+    assert cache_path("toy", {"corpus": other, "steps": 1}, build, train) != first
+
+
 def test_configs_key_by_their_fields_and_what_cannot_be_digested_is_named():
     small = BertConfig(vocab_size=10, hidden_size=8, num_attention_heads=2)
     assert fingerprint({"c": small}) == fingerprint({"c": BertConfig(vocab_size=10, hidden_size=8, num_attention_heads=2)})

@@ -1,0 +1,87 @@
+"""tools/forked_kernels.py: a kernel forked from the preloaded server computes what a fresh kernel
+computes (random draws after a seed, a figure's PNG bytes, the folder, the environment, sys.path),
+and one whose connect process is killed does not outlive it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from jupyter_client import KernelManager
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+from forked_kernels import forked_kernels  # noqa: E402
+
+CELLS = [
+    "import os, sys, torch\ntorch.manual_seed(0)\nprint(torch.rand(3), torch.get_num_threads())",
+    "print(os.getcwd(), os.environ.get('CTXBOOK_PROBE'), sys.path)",
+    "import matplotlib.pyplot as plt\nplt.plot([0, 1, 4, 9])\nplt.show()",
+    "import ctxlib.data.vocabulary\nprint(ctxlib.data.vocabulary.__file__)",
+]
+
+
+def _outputs(folder: Path) -> list:
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code) for code in CELLS])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    NotebookClient(notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
+    return [[{key: value for key, value in output.items() if key != "execution_count"} for output in cell.outputs]
+            for cell in notebook.cells]
+
+
+@pytest.fixture(scope="module")
+def server_env() -> dict[str, str]:
+    return {**os.environ, "OMP_NUM_THREADS": "1"}
+
+
+def test_a_forked_kernel_computes_what_a_fresh_kernel_computes(tmp_path, monkeypatch, server_env):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.setenv("CTXBOOK_PROBE", "fresh and forked alike")
+    fresh = _outputs(tmp_path)
+    with forked_kernels(server_env):
+        forked = _outputs(tmp_path)
+        again = _outputs(tmp_path)  # a second fork starts from the same preloaded state
+    assert fresh[2][0]["data"]["image/png"]  # the figure is there, as a PNG
+    assert forked == fresh
+    assert again == fresh
+
+
+def test_a_kernel_ends_with_its_connect_process(server_env):
+    pids: list[str] = []
+    with forked_kernels(server_env):
+        manager = KernelManager(kernel_name="python3")
+        manager.start_kernel()
+        client = manager.client()
+        client.start_channels()
+        try:
+            client.wait_for_ready(timeout=60)
+            reply = client.execute_interactive("import os; print(os.getpid(), os.getppid())", timeout=30,
+                                               output_hook=lambda message: pids.extend(
+                                                   message["content"].get("text", "").split()))
+            assert reply["content"]["status"] == "ok"
+        finally:
+            client.stop_channels()
+        kernel, parent = map(int, pids)
+        connect = manager.provisioner.process.pid
+        assert kernel != connect and parent != connect  # forked from the server, not started by connect
+        os.kill(connect, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and _alive(kernel):
+            time.sleep(0.1)
+        assert not _alive(kernel), "the kernel outlived its connect process"
+        manager.cleanup_resources()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as file:
+            return file.read().split(")")[-1].split()[0] != "Z"  # a zombie has ended
+    except FileNotFoundError:
+        return False

@@ -1,0 +1,197 @@
+"""Kernels forked from one process that has already imported what every chapter imports.
+
+    python tools/forked_kernels.py serve SOCKET        # the server: imports, then forks on request
+    python tools/forked_kernels.py connect SOCKET -f CONNECTION_FILE   # what jupyter_client launches
+
+Why: a chapter's fresh kernel spends about 1 s starting and 2–5 s importing torch,
+transformers' tokenizer, scikit-learn, pyplot and ctxlib before its first line of work; over the
+book's 22 notebooks that was about 120 kernel-seconds, 60 s of a cold build's wall time on 2 cores.
+The server pays the imports once; each kernel is a ``fork`` of it, in which nothing has run yet
+but the imports. ``tools/execute_chapters.py`` uses it for the book build; a reader's kernel (Binder,
+Colab, JupyterLab) and ``bench/chapter_memory.py`` start the usual way, so the chapter budget is
+still measured on a fresh kernel.
+
+What a forked kernel shares with a fresh one: the chapter's own code starts from the same
+modules, and every chapter seeds its random state in its setup cell. What differs: the
+interpreter's string-hash seed (one for the whole server, where each fresh process draws its
+own), and Python's ``random`` state before a page seeds it; no chapter depends on either
+(``tests/test_forked_kernels.py`` executes notebooks both ways and compares every output).
+
+``connect`` is the process jupyter_client starts and watches as the kernel. It hands the server
+its connection file, working directory, environment and standard streams (``SCM_RIGHTS``), passes
+on the signals jupyter_client sends (an interrupt), and exits when the forked kernel does. A
+kernel whose ``connect`` process is killed exits as well: it watches that process's socket.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+
+# What the server imports before it forks: everything the chapters' setup cells import, and the
+# kernel itself. The inline backend is what ipykernel would select (kernelapp: MPLBACKEND), set
+# before matplotlib reads it.
+PRELOAD = ("torch", "transformers", "sklearn.metrics", "matplotlib.pyplot", "ipywidgets", "tqdm.auto",
+           "ipykernel.kernelapp")
+# Every ctxlib module is imported too, but for the ONNX export (0.85 s of onnx), which only the
+# Sphinx build's browser model uses.
+NOT_PRELOADED = ("ctxlib.models.onnx_export",)
+
+
+def _send(sock: socket.socket, message: dict, fds: list[int] = ()) -> None:
+    data = json.dumps(message).encode() + b"\n"
+    socket.send_fds(sock, [data], list(fds)) if fds else sock.sendall(data)
+
+
+def _receive(sock: socket.socket, fds: int = 0) -> tuple[dict, list[int]]:
+    data, received, _, _ = socket.recv_fds(sock, 1 << 20, fds)
+    while not data.endswith(b"\n"):
+        more = sock.recv(1 << 20)
+        if not more:
+            raise ConnectionError("the other side closed the socket mid-message")
+        data += more
+    return json.loads(data), received
+
+
+def _preload() -> None:
+    import importlib
+
+    os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    for name in PRELOAD:
+        importlib.import_module(name)
+    import pkgutil
+
+    import ctxlib
+    for module in pkgutil.walk_packages(ctxlib.__path__, "ctxlib."):
+        if module.name not in NOT_PRELOADED:
+            importlib.import_module(module.name)
+
+
+def _become_kernel(conn: socket.socket, request: dict, streams: list[int]) -> None:
+    """In the forked child: take the connect process's streams, folder and environment, then run
+    ipykernel as ``python -m ipykernel_launcher -f CONNECTION_FILE`` would."""
+    for target, fd in enumerate(streams):
+        os.dup2(fd, target)
+        os.close(fd)
+    for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, signal.SIG_DFL if signum != signal.SIGINT else signal.default_int_handler)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    # The connect process is the kernel's parent as jupyter_client sees it (JPY_PARENT_PID); read
+    # from the environment when ipykernel was imported, in the server, so it is passed here.
+    parent = [f"--IPKernelApp.parent_handle={request['env']['JPY_PARENT_PID']}"] if "JPY_PARENT_PID" in request["env"] else []
+    sys.argv = ["ipykernel_launcher", *request["argv"], *parent]
+    sys.path[:] = request["path"]
+
+    def watch() -> None:  # the connect process is gone (killed): so is this kernel
+        while conn.recv(1):
+            pass
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+    from ipykernel import kernelapp
+
+    try:
+        kernelapp.launch_new_instance()
+    finally:
+        sys.stdout.flush(), sys.stderr.flush()
+        os._exit(0)
+
+
+def serve(path: str) -> None:
+    """Import ``PRELOAD``, then fork a kernel for every ``connect`` until stopped (SIGTERM)."""
+    _preload()
+    path_without_tools = [entry for entry in sys.path if entry != os.path.dirname(os.path.abspath(__file__))]
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(8)
+    # Reap exited kernels as they end; the connect processes learn of it from their sockets.
+    signal.signal(signal.SIGCHLD, lambda *_: _reap())
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    print(f"forked_kernels: ready on {path}", flush=True)
+    while True:
+        try:
+            conn, _ = server.accept()
+        except InterruptedError:
+            continue
+        request, streams = _receive(conn, fds=3)
+        pid = os.fork()
+        if pid == 0:
+            server.close()
+            _become_kernel(conn, {**request, "path": path_without_tools}, streams)
+        for fd in streams:
+            os.close(fd)
+        _send(conn, {"pid": pid})
+        conn.close()
+
+
+@contextlib.contextmanager
+def forked_kernels(env: dict[str, str]) -> Iterator[None]:
+    """While the block runs, a notebook's ``python3`` kernel, started by this process or a child
+    of it, is forked from a server started here with ``env`` (its threads setting, for one)."""
+    with tempfile.TemporaryDirectory(prefix="ctxbook-kernels-") as folder:
+        path = os.path.join(folder, "server.sock")
+        spec = os.path.join(folder, "kernels", "python3")
+        os.makedirs(spec)
+        with open(os.path.join(spec, "kernel.json"), "w", encoding="utf-8") as file:
+            json.dump({"argv": [sys.executable, os.path.abspath(__file__), "connect", path, "-f", "{connection_file}"],
+                       "display_name": "Python 3 (forked)", "language": "python", "interrupt_mode": "signal"}, file)
+        server = subprocess.Popen([sys.executable, os.path.abspath(__file__), "serve", path], env=env,
+                                  stdout=subprocess.PIPE, text=True)
+        try:
+            ready = server.stdout.readline()
+            if not ready.startswith("forked_kernels: ready"):
+                raise RuntimeError(f"the kernel server did not start (exit status {server.wait()})")
+            previous = os.environ.get("JUPYTER_PATH")
+            # JUPYTER_PATH comes first in jupyter_client's kernel search: this python3 wins.
+            os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [folder, previous]))
+            try:
+                yield
+            finally:
+                os.environ.pop("JUPYTER_PATH") if previous is None else os.environ.update(JUPYTER_PATH=previous)
+        finally:
+            server.terminate()
+            server.wait()
+
+
+def _reap() -> None:
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+
+
+def connect(path: str, argv: list[str]) -> int:
+    """Ask the server for a kernel, forward signals to it, and return when it exits."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(path)
+    _send(sock, {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}, [0, 1, 2])
+    reply, _ = _receive(sock)
+    pid = reply["pid"]
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
+        signal.signal(signum, lambda signum, _: os.kill(pid, signum))
+    while True:
+        try:
+            if not sock.recv(1):
+                return 0
+        except InterruptedError:
+            continue
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "serve":
+        serve(sys.argv[2])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "connect":
+        sys.exit(connect(sys.argv[2], sys.argv[3:]))
+    else:
+        sys.exit(__doc__)

@@ -32,19 +32,51 @@ def test_parameter_count_is_the_published_size():
     assert abs(parameter_count(LARGE) / 340e6 - 1) < 0.02
 
 
-def test_checkpointing_makes_activation_memory_almost_independent_of_depth():
-    # Without checkpointing every block keeps its activations for the backward pass; with it,
-    # a block keeps only its input, and one block's activations exist at a time. So eight more
-    # blocks cost far more memory without checkpointing than with it.
-    def activations(layers: int, checkpointing: bool) -> float:
-        config = BertConfig(vocab_size=2000, hidden_size=256, num_hidden_layers=layers, num_attention_heads=4,
-                            intermediate_size=1024, max_position_embeddings=128)
-        return step_cost(config, batch=8, length=128, steps=1, checkpointing=checkpointing).activation_mib
+def _config(layers: int) -> BertConfig:
+    return BertConfig(vocab_size=2000, hidden_size=256, num_hidden_layers=layers, num_attention_heads=4,
+                      intermediate_size=1024, max_position_embeddings=128)
 
-    plain = activations(10, False) - activations(2, False)
-    checkpointed = activations(10, True) - activations(2, True)
-    assert plain > 150  # ~35 MiB a block at this size
-    assert checkpointed < plain / 4
+
+def _saved_for_backward_mib(config: BertConfig, batch: int, length: int) -> float:
+    """Another count of the same thing, by autograd's own hook: the storages a forward pass
+    saves for the backward pass, weights left out."""
+    model = BertModel(config).train()
+    weights = {id(p.untyped_storage()) for p in model.parameters()}
+    saved = {}
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        storage = tensor.untyped_storage()
+        if id(storage) not in weights:
+            saved[id(storage)] = storage  # held, so that no id is reused
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        model(torch.randint(config.vocab_size, (batch, length))).last_hidden_state.float().pow(2).mean()
+    return sum(storage.nbytes() for storage in saved.values()) / 2**20
+
+
+def test_without_checkpointing_each_block_adds_exactly_what_it_saves_for_backward():
+    # The step's peak comes as the backward pass starts, with every block's saved activations
+    # alive: two more blocks add their saved tensors, byte for byte.
+    batch, length = 8, 128
+    peak = {layers: step_cost(_config(layers), batch=batch, length=length, steps=1).activation_mib for layers in (2, 4)}
+    saved = {layers: _saved_for_backward_mib(_config(layers), batch, length) for layers in (2, 4)}
+    assert peak[4] - peak[2] == pytest.approx(saved[4] - saved[2], rel=1e-9)
+    assert peak[4] - peak[2] > 2 * 20  # ~24 MiB a block at this size: the attention probabilities alone are 2 MiB
+
+
+def test_with_checkpointing_each_block_adds_only_its_input():
+    # A checkpointed block keeps its input (batch × length × hidden fp32 values) and recomputes
+    # the rest when the backward pass reaches it.
+    batch, length = 8, 128
+    peak = {layers: step_cost(_config(layers), batch=batch, length=length, steps=1, checkpointing=True).activation_mib
+            for layers in (2, 4)}
+    assert peak[4] - peak[2] == pytest.approx(2 * batch * length * 256 * 4 / 2**20, rel=1e-9)
+
+
+def test_the_memory_count_repeats_exactly():
+    first, second = (step_cost(_config(2), batch=4, length=64, steps=1) for _ in range(2))
+    assert first.activation_mib == second.activation_mib and first.step_flops == second.step_flops
 
 
 def test_step_cost_measures_a_model_of_any_vocabulary():
@@ -52,7 +84,7 @@ def test_step_cost_measures_a_model_of_any_vocabulary():
     tiny = BertConfig(vocab_size=30, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                       intermediate_size=32, max_position_embeddings=8)
     cost = step_cost(tiny, batch=2, length=8, steps=1)
-    assert cost.activation_mib < 200  # a 1-layer, 16-wide model's activations are kilobytes, plus slack
+    assert 0 < cost.activation_mib < 0.1  # a 1-layer, 16-wide model's activations are kilobytes
 
 
 def test_checkpointing_costs_exactly_one_more_forward_pass_of_the_blocks():
@@ -91,6 +123,8 @@ def test_bad_arguments_are_named():
         step_cost(BertConfig(), batch=0, length=8)
     with pytest.raises(ValueError, match="length=600 exceeds the config's max_position_embeddings=512"):
         step_cost(BertConfig(), batch=1, length=600)
+    with pytest.raises(TypeError, match="checkpointing must be a bool"):
+        step_cost(BertConfig(), batch=1, length=8, checkpointing="yes")
 
 
 def test_training_flops_counts_forward_and_backward_matrix_products():

@@ -1,13 +1,13 @@
 """What a BERT costs to hold and to train (notes §6.3): parameter counts and bytes from a
-configuration, and one training step's peak memory and time, measured.
+configuration, and one training step's activation memory, operations and time, measured.
 
 ``parameter_count`` builds the model on PyTorch's ``meta`` device, which records shapes and
-allocates nothing, so BERT-large is counted as fast as the mini-BERT. ``step_cost`` runs a few
-forward + backward steps in a fresh Python process, so that the peak resident memory it reports
-belongs to that configuration alone and not to whatever the caller ran before;
-the weights and their gradients are allocated before the first step and the peak mark is reset
-there (Linux's ``VmHWM``), so what the steps add on top of that baseline is the activations the
-backward pass needs.
+allocates nothing, so BERT-large is counted as fast as the mini-BERT. ``step_cost`` runs
+forward + backward steps and reports the most bytes that the step's own tensors held at one
+moment (``LiveTensorBytes``): the activations the backward pass needs, the gradients being
+computed, the temporaries. The weights and their gradients exist before the step and are not
+counted. The count is of tensors, not of the process's resident memory, so it is the same on
+every run and every machine; what the allocator keeps on top of it is not counted.
 
     python -m ctxlib.analysis.memory --config '{"hidden_size": 384, "num_attention_heads": 12}' --batch 16 [--bf16]
 
@@ -18,17 +18,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
-import subprocess
-import sys
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
-from ctxlib._checks import check_positive_int
+from ctxlib._checks import check_bool, check_positive_int
 from ctxlib.models.bert import BertConfig, BertModel
 from ctxlib.training.loop import device_type, seeded
 
@@ -49,47 +49,75 @@ def parameter_count(config: BertConfig, pooler: bool = True) -> int:
 
 @dataclass(frozen=True)
 class StepCost:
-    """One training step of a ``BertModel``: median seconds, peak memory above the weights and
-    gradients (MiB: the activations kept for the backward pass, and the allocator's slack), and
-    the step's floating-point operations (``training_flops``), which, unlike its seconds, do
-    not depend on the machine or on what else it is running."""
+    """One training step of a ``BertModel``: median seconds, the most MiB the step's tensors
+    held at once beyond the weights and their gradients (``LiveTensorBytes``: the activations
+    kept for the backward pass, and what the backward pass computes from them), and the step's
+    floating-point operations (``training_flops``). The memory and the operations do not
+    depend on the machine or on what else it is running; the seconds do."""
 
     step_seconds: float
     activation_mib: float
     step_flops: int
 
 
-def _resident_mib() -> float:
-    with open("/proc/self/statm") as statm:
-        pages = int(statm.read().split()[1])
-    return pages * resource.getpagesize() / 2**20
+class LiveTensorBytes(TorchDispatchMode):
+    """While active, the bytes of every tensor storage that an operation creates, held until the
+    storage is freed; ``peak`` is the most held at once. A storage an operation only reads or
+    writes in place (a weight, a gradient accumulated into) is not counted, nor is a view of
+    one: what is counted is what the block inside the ``with`` allocated.
+
+    Counted at the operator level (``TorchDispatchMode``), the operations are the ones that run
+    without it: a CPU training step's attention takes the same math path (``bmm``, softmax)
+    either way. Allocator slack, which ``malloc`` keeps and the process's resident size shows,
+    is not counted, which is what makes the figure repeat exactly."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._held: dict[int, weakref.finalize] = {}
+        self.live = 0
+        self.peak = 0
+
+    def _freed(self, key: int, nbytes: int) -> None:
+        del self._held[key]
+        self.live -= nbytes
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        read = {id(t.untyped_storage()) for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
+        for tensor in tree_leaves(out):
+            if not isinstance(tensor, torch.Tensor):
+                continue
+            # A storage's Python object lives as long as the storage (PyTorch keeps it), so its id
+            # names the storage and a finaliser on it runs when the memory is released.
+            storage = tensor.untyped_storage()
+            key = id(storage)
+            if key not in read and key not in self._held:
+                self._held[key] = weakref.finalize(storage, self._freed, key, storage.nbytes())
+                self.live += storage.nbytes()
+        self.peak = max(self.peak, self.live)
+        return out
 
 
-def _reset_peak() -> None:
-    """Restart Linux's peak-RSS mark (VmHWM) from the present, so that transients before the
-    measurement (importing torch, building the model) cannot stand in for its peak."""
-    with open("/proc/self/clear_refs", "w") as clear_refs:
-        clear_refs.write("5")
-
-
-def _peak_mib() -> float:
-    with open("/proc/self/status") as status:
-        line = next(line for line in status if line.startswith("VmHWM:"))
-    return int(line.split()[1]) / 1024  # kB
-
-
-def _measure_here(config: BertConfig, checkpointing: bool, bf16: bool, batch: int, length: int, steps: int) -> StepCost:
+def step_cost(config: BertConfig, *, batch: int, length: int, checkpointing: bool = False, bf16: bool = False,
+              steps: int = 3) -> StepCost:
+    """Measure forward + backward of a ``BertModel(config)`` on ``batch`` sequences of ``length``
+    random tokens: the median time of ``steps`` steps after one untimed step, the most memory
+    a step's tensors hold at once, and one step's operations (``StepCost``)."""
+    if not isinstance(config, BertConfig):
+        raise TypeError(f"config must be a BertConfig, got {type(config).__name__}")
+    for name, value in (("batch", batch), ("length", length), ("steps", steps)):
+        check_positive_int(name, value)
+    check_bool("checkpointing", checkpointing)
+    check_bool("bf16", bf16)
+    if length > config.max_position_embeddings:
+        raise ValueError(f"length={length} exceeds the config's max_position_embeddings={config.max_position_embeddings}")
     with seeded(0):
         model = BertModel(config).train()
     model.gradient_checkpointing = checkpointing
     for parameter in model.parameters():
-        # Written, not just allocated: zero pages from calloc would become resident only when
-        # the first backward pass writes them, and count as activations.
-        parameter.grad = torch.empty_like(parameter).fill_(0.0)
+        parameter.grad = torch.zeros_like(parameter)  # held before the step, as in training
     # Random ids: a step's cost does not depend on which tokens it reads.
     ids = torch.randint(config.vocab_size, (batch, length), generator=torch.Generator().manual_seed(0))
-    baseline = _resident_mib()
-    _reset_peak()
 
     def step() -> torch.Tensor:
         with torch.autocast(device_type(model), dtype=torch.bfloat16, enabled=bf16):
@@ -101,29 +129,10 @@ def _measure_here(config: BertConfig, checkpointing: bool, bf16: bool, batch: in
         step().backward()
         if index:
             times.append(time.perf_counter() - start)
-    peak = _peak_mib()
-    # Counted after the peak is read: the counter's dispatch mode changes what a step keeps alive.
-    return StepCost(statistics.median(times), peak - baseline, training_flops(step))
-
-
-def step_cost(config: BertConfig, *, batch: int, length: int, checkpointing: bool = False, bf16: bool = False,
-              steps: int = 3) -> StepCost:
-    """Measure forward + backward of a ``BertModel(config)`` on ``batch`` sequences of ``length``
-    random tokens, in a fresh process: the median time of ``steps`` steps after one untimed
-    step, the peak memory the steps added, and one step's operations (``StepCost``)."""
-    if not isinstance(config, BertConfig):
-        raise TypeError(f"config must be a BertConfig, got {type(config).__name__}")
-    for name, value in (("batch", batch), ("length", length), ("steps", steps)):
-        check_positive_int(name, value)
-    if length > config.max_position_embeddings:
-        raise ValueError(f"length={length} exceeds the config's max_position_embeddings={config.max_position_embeddings}")
-    command = [sys.executable, "-m", "ctxlib.analysis.memory", "--config", json.dumps(asdict(config)), "--batch", str(batch),
-               "--length", str(length), "--steps", str(steps)]
-    command += ["--checkpointing"] * checkpointing + ["--bf16"] * bf16
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode:
-        raise RuntimeError(f"the measuring process failed:\n{result.stderr[-2000:]}")
-    return StepCost(**json.loads(result.stdout.strip().splitlines()[-1]))
+    # Counted on steps of their own: each counter's dispatch slows the step down.
+    with LiveTensorBytes() as memory:
+        step().backward()
+    return StepCost(statistics.median(times), memory.peak / 2**20, training_flops(step))
 
 
 def training_flops(step: Callable[[], torch.Tensor]) -> int:
@@ -168,7 +177,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.length > config.max_position_embeddings:
         parser.error(f"argument --length: {args.length} exceeds the config's max_position_embeddings="
                      f"{config.max_position_embeddings}")
-    cost = _measure_here(config, args.checkpointing, args.bf16, args.batch, args.length, args.steps)
+    cost = step_cost(config, batch=args.batch, length=args.length, steps=args.steps, checkpointing=args.checkpointing,
+                     bf16=args.bf16)
     print(json.dumps(asdict(cost)))
 
 

@@ -267,6 +267,17 @@ def test_minilm_hands_out_a_tokenizer_the_caller_may_change():
     assert len(fresh) == 30522 and "zzyzx-new-token" not in fresh.get_vocab()
 
 
+def test_minilm_shared_is_one_pair_and_its_copies_equal_it():
+    shared = minilm(shared=True)
+    assert minilm(shared=True)[0] is shared[0] and minilm(shared=True)[1] is shared[1]
+    model, tokenizer = minilm()
+    assert model is not shared[0] and tokenizer is not shared[1]
+    assert all(torch.equal(value, shared[0].state_dict()[key]) for key, value in model.state_dict().items())
+    assert tokenizer.get_vocab() == shared[1].get_vocab()
+    with pytest.raises(TypeError, match="shared must be a bool \\(True or False\\), got str 'yes'"):
+        minilm(shared="yes")
+
+
 def test_book_tokenizer_does_not_rewrite_an_identical_vocabulary(tmp_path, monkeypatch):
     monkeypatch.setenv("CTXBOOK_CACHE", str(tmp_path))
     corpus = generate_corpus(num_documents=40, seed=3)

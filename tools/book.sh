@@ -12,7 +12,8 @@ export CTXBOOK_CACHE="${CTXBOOK_CACHE:-$ROOT/_build/cache}"
 export CTXBOOK_EXPLORERS=static
 rm -rf _build
 start=$(date +%s)
-# Every chapter executed, two kernels at a time (one thread each), into the build's cache.
+# Every chapter executed, two kernels at a time (one thread each, each forked from a process that
+# has imported torch and the rest once: tools/forked_kernels.py), into the build's cache.
 python tools/execute_chapters.py
 # -W: a warning fails the build; -n: every cross-reference must resolve.
 jupyter-book build . -W -n --keep-going

@@ -328,6 +328,11 @@ def _load_or_train(path: Path, name: str, build: Callable[[], nn.Module], train:
     model = build()
     if not isinstance(model, nn.Module):
         raise TypeError(f"build() must return a torch.nn.Module, got {type(model).__name__}")
+    if keep_weights and history_path.is_file() and not path.is_file():
+        # Said aloud, so that the book build (where a page's warning fails the build) catches a
+        # page that needs weights another page kept only the history of.
+        warnings.warn(f"cached_training: {name!r} was kept without its weights ({history_path.name}); it is "
+                      "trained again to keep them. Ask for keep_weights=True where it is first trained", stacklevel=3)
     if path.is_file():
         try:
             saved = torch.load(path, map_location="cpu", weights_only=True)

@@ -47,8 +47,8 @@ from ctxlib.studies.electra_pretraining import ELECTRA_MASKING, ELECTRA_TRAINING
 from ctxlib.studies.elmo_downstream import DOWNSTREAM_TRAINING, TaggingTask, compare_downstream, pos_task, sense_task
 from ctxlib.studies.elmo_pretraining import BOOK_ELMO, BOOK_TRAINING, book_elmo
 from ctxlib.studies.extrapolation import EXTRAPOLATION_TRAINING, extrapolation_study
-from ctxlib.studies.finetuning import (METRICS, FineTuning, _forward, _head_names, batches, build_model, encode,
-                                       evaluate, fine_tune, task_labels)
+from ctxlib.studies.finetuning import (METRICS, FineTuned, FineTuning, _forward, _head_names, batches, build_model,
+                                       encode, evaluate, fine_tune, task_labels)
 from ctxlib.studies.long_range import median_seconds, recall_accuracy
 from ctxlib.studies.nsp_topics import minilm_nsp, nsp_probabilities
 from ctxlib.training.loop import TrainConfig, fit, seeded
@@ -71,6 +71,12 @@ def exercise(name: str):
 
 def recipe(task: str, **changes) -> FineTuning:
     return FineTuning(**{**dict(task=task, train_size=256, epochs=RECIPE_EPOCHS[task], lr=1e-4), **changes})
+
+
+def scores(setting: FineTuning) -> FineTuned:
+    """``fine_tune(setting)`` for its scores and history only: the book's cache keeps most runs
+    without their weights, and asking for them would train the run again."""
+    return fine_tune(setting, keep_model=False)
 
 
 # ---------------------------------------------------------------------------------------------- 1
@@ -382,9 +388,9 @@ def random_init_longer() -> dict:
     result = {}
     for task in METRICS:
         metric = PRIMARY[task]
-        result[task] = {"MiniLM, recipe": fine_tune(recipe(task)).metrics[metric],
-                        "random, recipe": fine_tune(recipe(task, init="random")).metrics[metric],
-                        "random, 10x steps": fine_tune(recipe(task, init="random",
+        result[task] = {"MiniLM, recipe": scores(recipe(task)).metrics[metric],
+                        "random, recipe": scores(recipe(task, init="random")).metrics[metric],
+                        "random, 10x steps": scores(recipe(task, init="random",
                                                               epochs=10 * RECIPE_EPOCHS[task])).metrics[metric]}
     return result
 
@@ -392,14 +398,14 @@ def random_init_longer() -> dict:
 @exercise("05-2")
 def usual_learning_rates() -> dict:
     """MiniLM with the usual fine-tuning learning rates on chapter 5's short schedule."""
-    return {task: {f"lr {lr:g}": fine_tune(recipe(task, lr=lr)).metrics[PRIMARY[task]] for lr in (2e-5, 5e-5, 1e-4)}
+    return {task: {f"lr {lr:g}": scores(recipe(task, lr=lr)).metrics[PRIMARY[task]] for lr in (2e-5, 5e-5, 1e-4)}
             for task in METRICS}
 
 
 @exercise("05-3")
 def head_learning_rate() -> dict:
     """Topic accuracy with the head at 100 times the encoder's learning rate, and at the same."""
-    return {f"head_lr_factor {f:g}": fine_tune(recipe("topic", head_lr_factor=f)).metrics["accuracy"]
+    return {f"head_lr_factor {f:g}": scores(recipe("topic", head_lr_factor=f)).metrics["accuracy"]
             for f in (100.0, 1.0)}
 
 
@@ -424,9 +430,9 @@ def converged_ceilings() -> dict:
     """NER and QA trained to convergence by early stopping, beside the short recipe."""
     result = {}
     for task in ("ner", "qa"):
-        run = fine_tune(recipe(task, epochs=8, patience=1))
+        run = scores(recipe(task, epochs=8, patience=1))
         dev = [round(value, 1) for _, value in run.history.evaluations[f"dev {PRIMARY[task]}"]]
-        result[task] = {"recipe": fine_tune(recipe(task)).metrics, "converged": run.metrics, "dev per epoch": dev}
+        result[task] = {"recipe": scores(recipe(task)).metrics, "converged": run.metrics, "dev per epoch": dev}
     return result
 
 
@@ -434,7 +440,7 @@ def converged_ceilings() -> dict:
 def topic_learning_curve() -> dict:
     """The learning curve of 5.2 for topic classification: 16, 64 and 256 labelled sentences."""
     steps = 32
-    return {init: {n: fine_tune(FineTuning("topic", init=init, train_size=n, epochs=steps * 16 / n,
+    return {init: {n: scores(FineTuning("topic", init=init, train_size=n, epochs=steps * 16 / n,
                                            lr=1e-4)).metrics["accuracy"] for n in (16, 64, 256)}
             for init in ("minilm", "random")}
 
@@ -461,9 +467,9 @@ def last_block_only() -> dict:
             lambda net, batch: _forward(task, net, batch, with_labels=True).loss, config,
             lr_scale={name: setting.head_lr_factor for name in _head_names(model)})
         metric = PRIMARY[task]
-        result[task] = {"frozen": fine_tune(recipe(task, frozen=True)).metrics[metric],
+        result[task] = {"frozen": scores(recipe(task, frozen=True)).metrics[metric],
                         "last block trained": evaluate(task, model, test_data, test_examples)[metric],
-                        "all trained": fine_tune(recipe(task)).metrics[metric],
+                        "all trained": scores(recipe(task)).metrics[metric],
                         "seconds, last block": time.perf_counter() - start}
     return result
 
@@ -553,7 +559,7 @@ def clipping_threshold() -> dict:
 @exercise("06d-1")
 def larger_learning_rates() -> dict:
     """Chapter 5's topic run at learning rates up to 1e-3: accuracy and the largest training loss."""
-    return {f"lr {lr:g}": {"accuracy": (r := fine_tune(recipe("topic", lr=lr))).metrics["accuracy"],
+    return {f"lr {lr:g}": {"accuracy": (r := scores(recipe("topic", lr=lr))).metrics["accuracy"],
                            "largest training loss": max(r.history.train["loss"]),
                            "last training loss": r.history.train["loss"][-1]}
             for lr in (1e-4, 3e-4, 1e-3)}
@@ -565,7 +571,7 @@ def sweep_seeds() -> dict:
     rows = {"lr 2e-5": {"lr": 2e-5}, "lr 5e-5": {"lr": 5e-5}, "lr 1e-4": {}, "epochs 4": {"epochs": 4}}
     result = {}
     for name, change in rows.items():
-        values = [fine_tune(recipe("topic", seed=seed, **change)).metrics["accuracy"] for seed in (0, 1, 2)]
+        values = [scores(recipe("topic", seed=seed, **change)).metrics["accuracy"] for seed in (0, 1, 2)]
         result[name] = {"mean": sum(values) / 3, "min": min(values), "max": max(values)}
     return result
 
@@ -573,7 +579,7 @@ def sweep_seeds() -> dict:
 @exercise("06d-3")
 def lr_epoch_grid() -> dict:
     """The 2 x 2 grid of learning rate and epochs for the topic run."""
-    return {f"lr {lr:g}, {e} epochs": fine_tune(recipe("topic", lr=lr, epochs=e)).metrics["accuracy"]
+    return {f"lr {lr:g}, {e} epochs": scores(recipe("topic", lr=lr, epochs=e)).metrics["accuracy"]
             for lr in (5e-5, 1e-4) for e in (2, 4)}
 
 

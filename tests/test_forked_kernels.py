@@ -5,7 +5,7 @@ and one whose connect process is killed does not outlive it."""
 from __future__ import annotations
 
 import os
-import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -66,17 +66,61 @@ def test_a_kernel_ends_with_its_connect_process(server_env):
                                                output_hook=lambda message: pids.extend(
                                                    message["content"].get("text", "").split()))
             assert reply["content"]["status"] == "ok"
+            kernel, parent = map(int, pids)
+            connect = manager.provisioner.process
+            assert kernel != connect.pid and parent != connect.pid  # forked from the server, not started by connect
+            _kill(connect)
+            assert _ends(kernel), "the kernel outlived its connect process"
         finally:
             client.stop_channels()
-        kernel, parent = map(int, pids)
-        connect = manager.provisioner.process.pid
-        assert kernel != connect and parent != connect  # forked from the server, not started by connect
-        os.kill(connect, signal.SIGKILL)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and _alive(kernel):
-            time.sleep(0.1)
-        assert not _alive(kernel), "the kernel outlived its connect process"
-        manager.cleanup_resources()
+            manager.shutdown_kernel(now=True)
+
+
+STARTER = """
+import sys
+from jupyter_client import KernelManager
+manager = KernelManager(kernel_name="python3")
+manager.start_kernel()
+client = manager.client()
+client.start_channels()
+client.wait_for_ready(timeout=60)
+client.execute_interactive("import os; print(os.getpid())", timeout=30,
+                           output_hook=lambda message: print("kernel pid", message["content"].get("text", ""), end="",
+                                                             flush=True))
+sys.stdin.read()  # until killed
+"""
+
+
+def test_a_kernel_ends_when_the_process_that_started_it_dies(server_env):
+    # A fresh kernel's parent poller ends it when jupyter_client's process dies; connect does that
+    # for a forked kernel, which the server, not that process, is the parent of.
+    with forked_kernels(server_env):
+        starter = subprocess.Popen([sys.executable, "-c", STARTER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   text=True)
+        try:
+            line = ""
+            while not line.startswith("kernel pid"):  # the kernel's own output shares this pipe
+                line = starter.stdout.readline()
+                assert line, "the starter ended before its kernel answered"
+            kernel = int(line.split()[-1])
+            assert _alive(kernel)
+            _kill(starter)
+            assert _ends(kernel), "the kernel outlived the process that started it"
+        finally:
+            starter.kill()
+
+
+def _kill(process: subprocess.Popen) -> None:
+    process.kill()
+    process.wait(timeout=10)
+
+
+def _ends(pid: int, seconds: float = 10) -> bool:
+    """Whether process ``pid`` ends within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and _alive(pid):
+        time.sleep(0.1)
+    return not _alive(pid)
 
 
 def _alive(pid: int) -> bool:

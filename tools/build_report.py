@@ -34,9 +34,11 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="also write the report as JSON here")
     args = parser.parse_args()
     times = execution_times(args.build)
-    # tools/book.sh executes the chapters two at a time with one thread each
-    # (tools/execute_chapters.py): a chapter's time here is its time beside another chapter.
-    print(f"== build report ({os.cpu_count()} CPU cores; chapters executed two at a time, one thread each)")
+    # tools/book.sh executes the chapters two at a time with one thread each, in kernels forked
+    # with their imports done (tools/execute_chapters.py): a chapter's time here is its time
+    # beside another chapter, without the 2-5 s of imports a fresh kernel spends.
+    print(f"== build report ({os.cpu_count()} CPU cores; chapters executed two at a time, one thread each, "
+          "in kernels forked with torch and ctxlib already imported)")
     over = []
     for doc, data in times.items():
         runtime = float(data["runtime"])

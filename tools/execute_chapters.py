@@ -17,13 +17,15 @@ waits for it (the lock in ``ctxlib.training.cache``) and then loads it, instead 
 again. Simulated with one run's chapter times, this order ends the execution 17 s sooner than
 reading order, which had ELECTRA's chapter wait 13 s on the mini-BERT; in the one cold build
 measured with it (2026-12-05) the execution took 572 s against 573 s before, the chapters
-themselves running a few seconds slower that time: the order's gain is within that noise. Each kernel is forked from a server that has
-already imported torch, transformers, scikit-learn, pyplot and ctxlib (``tools/forked_kernels.py``;
-``--fresh-kernels`` starts each the usual way): a fresh kernel spent 1 s starting and 2–5 s on
-those imports, 164 s against 123 s of wall time for the whole book with every model cached. A
-chapter's seconds here therefore leave out its imports; the 90 s budget, which includes them, is
-measured on a fresh kernel by ``bench/chapter_memory.py``. Each chapter is read with MyST-NB's own reader and
-executed with its engine (jupyter-cache's ``single_nb_execution``) under ``_config.yml``'s
+themselves running a few seconds slower that time: the order's gain is within that noise.
+
+Each kernel is forked from a server that has already imported torch, transformers,
+scikit-learn, pyplot and ctxlib (``tools/forked_kernels.py``; ``--fresh-kernels`` starts each the
+usual way): a fresh kernel spent 1 s starting and 2–5 s on those imports, and the whole book
+with every model cached executed in 164 s with fresh kernels against 123 s forked. A chapter's
+seconds here therefore leave out its imports; the 90 s budget, which includes them, is measured
+on a fresh kernel by ``bench/chapter_memory.py``. Each chapter is read with MyST-NB's own reader
+and executed with its engine (jupyter-cache's ``single_nb_execution``) under ``_config.yml``'s
 ``execute`` settings, so the build matches it in the cache. Before the shortest chapters, a core
 exports the browser's ONNX model into the cache (11 s), which the Sphinx build would otherwise
 export alone after the chapters. A chapter that fails here is left out
@@ -110,7 +112,7 @@ def _read(page: Path) -> tuple[nbformat.NotebookNode, dict]:
 
 
 def _execute(page: Path, timeout: int, allow_errors: bool) -> tuple[Path, str | None, dict, float, str | None]:
-    """Execute ``page`` in a fresh kernel, as the build would: the notebook as JSON (None if it
+    """Execute ``page`` in a new kernel, as the build would: the notebook as JSON (None if it
     failed), how MyST-NB read it, the seconds, the error."""
     from jupyter_cache.executors.utils import single_nb_execution
 

@@ -23,6 +23,7 @@ import time
 import weakref
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
+from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -69,7 +70,9 @@ class LiveTensorBytes(TorchDispatchMode):
     Counted at the operator level (``TorchDispatchMode``), the operations are the ones that run
     without it: a CPU training step's attention takes the same math path (``bmm``, softmax)
     either way. Allocator slack, which ``malloc`` keeps and the process's resident size shows,
-    is not counted, which is what makes the figure repeat exactly."""
+    is not counted, which is what makes the figure repeat exactly. A storage is counted at the
+    size it has when first seen: one resized later (``resize_``) would be miscounted; a
+    training step resizes none."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -81,7 +84,9 @@ class LiveTensorBytes(TorchDispatchMode):
         del self._held[key]
         self.live -= nbytes
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    def __torch_dispatch__(self, func: torch._ops.OpOverload, types: tuple[type, ...], args: tuple = (),
+                           kwargs: dict | None = None) -> Any:
+        """Run ``func``, then hold every storage among its outputs that none of its inputs has."""
         out = func(*args, **(kwargs or {}))
         read = {id(t.untyped_storage()) for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
         for tensor in tree_leaves(out):
@@ -111,28 +116,30 @@ def step_cost(config: BertConfig, *, batch: int, length: int, checkpointing: boo
     check_bool("bf16", bf16)
     if length > config.max_position_embeddings:
         raise ValueError(f"length={length} exceeds the config's max_position_embeddings={config.max_position_embeddings}")
+    # Seeded throughout: the dropout masks are the same at every call, and the caller's own
+    # random stream is left as it was.
     with seeded(0):
         model = BertModel(config).train()
-    model.gradient_checkpointing = checkpointing
-    for parameter in model.parameters():
-        parameter.grad = torch.zeros_like(parameter)  # held before the step, as in training
-    # Random ids: a step's cost does not depend on which tokens it reads.
-    ids = torch.randint(config.vocab_size, (batch, length), generator=torch.Generator().manual_seed(0))
+        model.gradient_checkpointing = checkpointing
+        for parameter in model.parameters():
+            parameter.grad = torch.zeros_like(parameter)  # held before the step, as in training
+        # Random ids: a step's cost does not depend on which tokens it reads.
+        ids = torch.randint(config.vocab_size, (batch, length), generator=torch.Generator().manual_seed(0))
 
-    def step() -> torch.Tensor:
-        with torch.autocast(device_type(model), dtype=torch.bfloat16, enabled=bf16):
-            return model(ids).last_hidden_state.float().pow(2).mean()
+        def step() -> torch.Tensor:
+            with torch.autocast(device_type(model), dtype=torch.bfloat16, enabled=bf16):
+                return model(ids).last_hidden_state.float().pow(2).mean()
 
-    times = []
-    for index in range(steps + 1):  # the first step (page faults, allocator warm-up) is not timed
-        start = time.perf_counter()
-        step().backward()
-        if index:
-            times.append(time.perf_counter() - start)
-    # Counted on steps of their own: each counter's dispatch slows the step down.
-    with LiveTensorBytes() as memory:
-        step().backward()
-    return StepCost(statistics.median(times), memory.peak / 2**20, training_flops(step))
+        times = []
+        for index in range(steps + 1):  # the first step (page faults, allocator warm-up) is not timed
+            start = time.perf_counter()
+            step().backward()
+            if index:
+                times.append(time.perf_counter() - start)
+        # Counted on steps of their own: each counter's dispatch slows the step down.
+        with LiveTensorBytes() as memory:
+            step().backward()
+        return StepCost(statistics.median(times), memory.peak / 2**20, training_flops(step))
 
 
 def training_flops(step: Callable[[], torch.Tensor]) -> int:

@@ -21,7 +21,7 @@ import re
 import string
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from transformers import BertTokenizerFast
@@ -35,7 +35,8 @@ from ctxlib.models.heads import (BertForQuestionAnswering, BertForSequenceClassi
 from ctxlib.models.pretrained import minilm, minilm_version
 from ctxlib.objectives.masking import IGNORE_INDEX
 from ctxlib.training.cache import cached_training
-from ctxlib.training.loop import OPTIMIZERS, History, TrainConfig, fit, seeded
+from ctxlib.training.loop import OPTIMIZERS, History, TrainConfig, fit
+from ctxlib.training.warm_start import start_from
 
 TASKS = ("topic", "ner", "qa")
 INITS = ("minilm", "random")
@@ -305,7 +306,7 @@ def evaluate(task: str, model: torch.nn.Module, data: dict[str, torch.Tensor], e
 
 def build_model(setting: FineTuning, num_labels: int) -> torch.nn.Module:
     """The model a run starts from: the task's head, fresh, on MiniLM's encoder or a random one."""
-    config = minilm(shared=True)[0].config
+    config = replace(minilm(shared=True)[0].config)  # the model's own: the shared MiniLM's must not change
     if setting.task == "topic":
         model = BertForSequenceClassification(config, num_labels)
     elif setting.task == "ner":
@@ -315,22 +316,6 @@ def build_model(setting: FineTuning, num_labels: int) -> torch.nn.Module:
     start_from(model, setting.seed, pretrained=setting.init == "minilm")
     if setting.frozen:
         model.bert.requires_grad_(False)
-    return model
-
-
-def start_from(model: torch.nn.Module, seed: int, pretrained: bool = True) -> torch.nn.Module:
-    """Initialise ``model`` (a ctxlib head model, its encoder ``model.bert`` MiniLM-shaped) as a
-    fine-tuning run starts: every
-    weight from BERT's initialisation under ``seed``, then, if ``pretrained``, the encoder's from
-    MiniLM; the word embeddings frozen. Returns ``model``."""
-    with seeded(seed):  # the head's (and, for a random encoder, the encoder's) initialisation
-        model.apply(model._init_module)
-    if pretrained:
-        model.bert.load_state_dict(minilm(shared=True)[0].state_dict())  # copies the values
-    # Word embeddings stay as they start: a few hundred sentences show ~1,500 of the 30,522
-    # WordPieces, and AdamW's decoupled decay would shrink every row at each step regardless.
-    # It also makes a step ~40% cheaper.
-    model.bert.embeddings.word_embeddings.requires_grad_(False)
     return model
 
 

@@ -22,7 +22,9 @@ two notebooks open) train it once: training holds a lock on the model's cache fi
 second process waits, then loads. Writes are atomic with a unique temporary name
 (``ctxlib._files.atomic_path``). A cache file
 that cannot be read is reported, removed and trained afresh; a cache folder that cannot be
-written to costs the caching, never the trained model.
+written to costs the caching, never the trained model. A run whose caller wants only its
+history (``keep_weights=False``) is kept as ``<name>-<digest>.history.json`` beside where its
+weights would be.
 
 The source of each module is read when ``cached_training`` first needs it (and, for modules
 already imported, when this module is imported), then kept for the life of the process, so
@@ -291,8 +293,8 @@ def cached_training(
     ``keep_weights=False`` is for a caller that needs only the history (a page comparing many
     runs' scores): the model returned is None, and a run trained for it keeps only its history
     in the cache (a JSON file of kilobytes where a fine-tuned MiniLM takes 91 MB). A later call
-    with ``keep_weights=True`` for the same key trains the run again, to the same weights, and
-    keeps them."""
+    with ``keep_weights=True`` for the same key trains the run again (the same recipe, so on the
+    same machine the same weights), keeps them, and warns."""
     check_bool("keep_weights", keep_weights)
     path = cache_path(name, key, build, train, code)
     with _training_lock(path):
@@ -332,7 +334,8 @@ def _load_or_train(path: Path, name: str, build: Callable[[], nn.Module], train:
         # Said aloud, so that the book build (where a page's warning fails the build) catches a
         # page that needs weights another page kept only the history of.
         warnings.warn(f"cached_training: {name!r} was kept without its weights ({history_path.name}); it is "
-                      "trained again to keep them. Ask for keep_weights=True where it is first trained", stacklevel=3)
+                      "trained again to keep them. Ask for its weights (keep_weights=True; fine_tune's "
+                      "keep_model=True) where it is first trained", stacklevel=3)
     if path.is_file():
         try:
             saved = torch.load(path, map_location="cpu", weights_only=True)
@@ -367,7 +370,9 @@ def _read_history(path: Path, name: str) -> History | None:
         return None
     try:
         if path.suffix == ".pt":
-            return History.from_dict(json.loads(torch.load(path, map_location="cpu", weights_only=True)["history"]))
+            # Memory-mapped: the history is read, the weights (91 MB for a MiniLM) are not.
+            saved = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+            return History.from_dict(json.loads(saved["history"]))
         return History.from_dict(json.loads(path.read_text(encoding="utf-8")))
     except _UNREADABLE as error:
         _forget(path, name, error, stacklevel=5)

@@ -58,7 +58,7 @@ class MatmulSpeed:
 
     @property
     def bf16_speedup(self) -> float:
-        """How many times faster bf16 runs than fp32: about 2 with bf16 units, about 0.01 without."""
+        """bf16's speed as a multiple of fp32's; about 2 with bf16 units, about 0.01 without."""
         return self.bf16_gflops / self.fp32_gflops
 
     @property

@@ -7,7 +7,6 @@ import importlib
 import itertools
 import multiprocessing
 import sys
-import textwrap
 from dataclasses import replace
 
 import pytest

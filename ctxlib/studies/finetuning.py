@@ -344,8 +344,6 @@ def fine_tune(setting: FineTuning, progress: bool = True, keep_model: bool = Tru
     check_bool("keep_model", keep_model)
     train_examples, dev_examples, labels, test_examples = _examples(setting)
     _, tokenizer = minilm(shared=True)
-    train_data = encode(setting.task, tokenizer, train_examples, labels)
-    test_data = encode(setting.task, tokenizer, test_examples, labels)
     epoch = math.ceil(len(train_examples) / setting.batch_size)
     config = TrainConfig(steps=setting.steps(len(train_examples)), lr=setting.lr, warmup_fraction=setting.warmup_fraction,
                          max_grad_norm=setting.max_grad_norm, weight_decay=setting.weight_decay,
@@ -354,6 +352,9 @@ def fine_tune(setting: FineTuning, progress: bool = True, keep_model: bool = Tru
     loss = training_loss(setting.task)
 
     def train(model: torch.nn.Module) -> History:
+        # Encoded here, only when the run is trained: a run read from the cache needs no data.
+        train_data = encode(setting.task, tokenizer, train_examples, labels)
+        test_data = encode(setting.task, tokenizer, test_examples, labels)
         lr_scale = {name: setting.head_lr_factor for name in _head_names(model)}
         if not dev_examples:
             return fit(model, batches(train_data, setting.batch_size, setting.seed), loss, config,

@@ -25,8 +25,8 @@ from ctxlib.models.pretrained import minilm, minilm_version
 from ctxlib.objectives.nsp import NEGATIVE_KINDS, NEXT, SentencePair, contrast_pairs, encode_pairs, sentence_pairs
 from ctxlib.training.cache import cached_training
 from ctxlib.training.loop import History, TrainConfig, fit
-from ctxlib.training.warm_start import start_from
 from ctxlib.training.pretraining_data import document_ids
+from ctxlib.training.warm_start import start_from
 
 _TRAINING_LENGTH = 128  # the book's pairs are shorter; MiniLM's limit is 512
 

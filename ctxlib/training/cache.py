@@ -347,17 +347,18 @@ def _load_or_train(path: Path, name: str, build: Callable[[], nn.Module], train:
     history = train(model)
     if not isinstance(history, History):
         raise TypeError(f"train(model) must return the History that fit returns, got {type(history).__name__}")
+    target = path if keep_weights else history_path
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        if keep_weights:
-            with atomic_path(path) as temporary:
+        with atomic_path(target) as temporary:
+            if keep_weights:
                 torch.save({"state_dict": model.state_dict(), "history": json.dumps(history.to_dict())}, temporary)
-            history_path.unlink(missing_ok=True)  # the full entry holds it
-        else:
-            with atomic_path(history_path) as temporary:
+            else:
                 temporary.write_text(json.dumps(history.to_dict()), encoding="utf-8")
+        if keep_weights:
+            history_path.unlink(missing_ok=True)  # the full entry holds it
     except OSError as error:
-        warnings.warn(f"cached_training: could not write {path} ({type(error).__name__}: {error}); the trained "
+        warnings.warn(f"cached_training: could not write {target} ({type(error).__name__}: {error}); the trained "
                       f"{name!r} is returned but not kept, and the next run trains it again. Set CTXBOOK_CACHE "
                       "to a writable folder", stacklevel=3)
     return (model.eval() if keep_weights else None), history

@@ -1,22 +1,27 @@
-"""bfloat16 on this processor: how fast its matrix products are, and what it does to a gradient (notes §6.2, §6.4).
+"""bfloat16 on this processor: whether it has bf16 units, how fast its matrix products are, and
+what bf16 does to a gradient (notes §6.2, §6.4).
 
 bf16 autocast runs the matrix products in bfloat16 (8 exponent bits, as fp32; 8 bits of
 precision) while the weights stay in fp32. It saves time only on a processor with bf16 matrix
 instructions (AVX-512 BF16 or AMX on x86). Without them PyTorch computes a bf16 product by a
 slow path: on an AVX2-only server measured here, 1.3 GFLOPS against 160 in fp32, so a
 fine-tuning run that takes seconds in fp32 takes many minutes. The book therefore trains in fp32,
-which also gives the same numbers on every processor, and the pages that show bf16 measure the
-processor first (``matmul_speed``) and measure bf16's effect on one batch (``bf16_gap``), which is
-affordable everywhere.
+which also gives the same numbers on every processor, and the pages that show bf16 ask the
+processor what it has (``has_bf16_units``: its reported instruction sets, never a race between
+two timings, which a busy machine decides), print its speed (``matmul_speed``) as a measurement
+of this machine, and measure bf16's effect on one batch (``bf16_gap``), which is affordable
+everywhere. Every page that prints a time prints ``this_machine()`` beside it.
 """
 
 from __future__ import annotations
 
 import math
+import platform
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -25,9 +30,31 @@ from torch import nn
 from ctxlib._checks import check_positive_int, check_positive_real
 from ctxlib._threads import one_thread
 
-# A processor with bf16 units runs bf16 products at least as fast as fp32 (about 2x); one without
-# them runs them ~100x slower. Half of fp32's speed sits far from both.
-NATIVE_BF16_SPEEDUP = 0.5
+
+def _cpuinfo() -> str:
+    try:
+        return Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def has_bf16_units() -> bool:
+    """Whether this processor reports bf16 matrix instructions: on x86, AVX-512 BF16 or AMX tiles
+    (PyTorch's own CPU capability checks); elsewhere the ``bf16`` feature in ``/proc/cpuinfo``
+    (Arm's BF16 extension). Read from the processor, never timed: a race between two timings is
+    decided by whatever else the machine is doing, and once read a busy AVX2 processor as having them."""
+    if platform.machine() in ("x86_64", "AMD64", "i386", "i686"):
+        return torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+    return any(line.split(":")[0].strip() in ("flags", "Features") and "bf16" in line.split(":", 1)[-1].split()
+               for line in _cpuinfo().splitlines())
+
+
+def processor_name() -> str:
+    """The processor's model name as the system reports it (``/proc/cpuinfo``), or its architecture."""
+    for line in _cpuinfo().splitlines():
+        if line.split(":")[0].strip() == "model name":
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
 
 
 def matmul_gflops(dtype: torch.dtype, size: int = 256, seconds: float = 0.05) -> float:
@@ -50,21 +77,19 @@ def matmul_gflops(dtype: torch.dtype, size: int = 256, seconds: float = 0.05) ->
 
 @dataclass(frozen=True)
 class MatmulSpeed:
-    """The median speed of ``size`` × ``size`` matrix products on one thread, in GFLOPS."""
+    """The median speed of ``size`` × ``size`` matrix products on one thread, in GFLOPS, measured
+    on this machine at this moment (other work on the cores lowers it), and whether the processor
+    reports bf16 units (``has_bf16_units``), which no load changes."""
 
     size: int
     fp32_gflops: float
     bf16_gflops: float
+    bf16_units: bool
 
     @property
     def bf16_speedup(self) -> float:
         """bf16's speed as a multiple of fp32's; about 2 with bf16 units, about 0.01 without."""
         return self.bf16_gflops / self.fp32_gflops
-
-    @property
-    def bf16_units(self) -> bool:
-        """Whether this processor computes bf16 products natively (``NATIVE_BF16_SPEEDUP``)."""
-        return self.bf16_speedup >= NATIVE_BF16_SPEEDUP
 
 
 def matmul_speed(size: int = 256, seconds: float = 0.02, repeats: int = 5) -> MatmulSpeed:
@@ -82,7 +107,17 @@ def matmul_speed(size: int = 256, seconds: float = 0.02, repeats: int = 5) -> Ma
             for dtype, values in timings.items():
                 values.append(matmul_gflops(dtype, size, seconds))
     fp32, bf16 = (statistics.median(values) for values in timings.values())
-    return MatmulSpeed(size, fp32, bf16)
+    return MatmulSpeed(size, fp32, bf16, has_bf16_units())
+
+
+def this_machine(speed: MatmulSpeed | None = None) -> str:
+    """The line a page prints beside any time it shows: the time is this machine's, whose
+    one-thread fp32 speed (``matmul_speed``, measured now unless given) lets a reader scale it to
+    their own. Seconds are never compared with figures recorded on another machine."""
+    speed = matmul_speed() if speed is None else speed
+    return (f"times measured on this machine ({processor_name()}, "
+            f"{torch.get_num_threads()} torch thread(s)): one-thread fp32 {speed.size} × {speed.size} "
+            f"matrix products at {speed.fp32_gflops:.0f} GFLOPS")
 
 
 @dataclass(frozen=True)

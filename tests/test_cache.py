@@ -264,7 +264,7 @@ def test_two_processes_asking_at_once_train_the_model_once(tmp_path):
                for _ in range(2)]
     for worker in workers:
         worker.start()
-    weights = [results.get(timeout=180) for _ in workers]
+    weights = [results.get(timeout=600) for _ in workers]
     for worker in workers:
         worker.join(60)
     assert trainings.value == 1, "the second process must wait for the first, then load"

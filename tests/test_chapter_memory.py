@@ -15,34 +15,45 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from chapter_memory import MB, PeakMemory  # noqa: E402
 
-# A parent holding 150 MB that starts a child holding 250 MB; both hold theirs at the same time
-# for half a second. bytearray(b"\x01") * n writes every byte, so every page is resident.
+# A parent holding 150 MB that starts a child holding 250 MB; both hold theirs until the test
+# releases them (a line on the parent's stdin, passed on to the child), so the meter sees both at
+# once however slowly a busy machine schedules it. bytearray(b"\x01") * n writes every byte, so
+# every page is resident.
 TREE = textwrap.dedent("""
-    import subprocess, sys, time
+    import subprocess, sys
     mine = bytearray(b"\\x01") * (150 * 10**6)
     child = subprocess.Popen([sys.executable, "-c",
-        "import time; x = bytearray(b'\\\\x01') * (250 * 10**6); print('held', flush=True); time.sleep(0.5)"],
-        stdout=subprocess.PIPE, text=True)
+        "import sys; x = bytearray(b'\\\\x01') * (250 * 10**6); print('held', flush=True); sys.stdin.readline()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     child.stdout.readline()
-    child.wait()
+    print("held", flush=True)
+    child.communicate(sys.stdin.readline())
 """)
+# How long the test waits for the meter to see both allocations before it lets the processes end
+# (and fails): a bound on a broken meter, not a speed; a working one sees them in milliseconds.
+PATIENCE_S = 120
 
 
 def _baseline_mb() -> float:
     """The resident memory of an idle Python, which the two processes also carry."""
-    idle = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"])
-    time.sleep(0.3)
+    idle = subprocess.Popen([sys.executable, "-c", "import sys; print('ready', flush=True); sys.stdin.readline()"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    idle.stdout.readline()
     rss = psutil.Process(idle.pid).memory_info().rss / MB
-    idle.wait()
+    idle.communicate("\n")
     return rss
 
 
 def test_the_peak_is_the_sum_over_the_process_tree():
     baseline = _baseline_mb()
-    process = subprocess.Popen([sys.executable, "-c", TREE])
+    process = subprocess.Popen([sys.executable, "-c", TREE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     meter = PeakMemory()
     meter.watch(process.pid)
-    process.wait()
+    assert process.stdout.readline().strip() == "held"
+    deadline = time.monotonic() + PATIENCE_S
+    while meter.peak < 400 * MB and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.communicate("\n")
     peak = meter.stop() / MB
     # Both allocations at once, plus two interpreters; a meter that saw only the parent (or only
     # the largest process) would read under 260 MB + 2 interpreters.

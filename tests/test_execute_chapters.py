@@ -65,7 +65,7 @@ def test_a_chapter_runs_in_a_kernel_with_one_thread(tmp_path, monkeypatch):
     page.write_text("---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
                     "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n"
                     "```{code-cell} ipython3\nimport torch\nprint(torch.get_num_threads())\n```\n")
-    executed, text, read_fmt, seconds, error = _execute(page, timeout=60, allow_errors=False)
-    assert error is None and seconds > 0
+    executed, text, read_fmt, seconds, error = _execute(page, timeout=300, allow_errors=False)
+    assert error is None
     outputs = [cell for cell in nbformat.reads(text, 4).cells if cell.cell_type == "code"][0].outputs
     assert outputs[0]["text"].strip() == "1"

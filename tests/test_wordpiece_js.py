@@ -95,5 +95,5 @@ def test_js_tokenizer_rejects_a_vocabulary_without_special_tokens(node: str, tmp
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("hello\nworld\n", encoding="utf-8")
     script = f"require({json.dumps(str(SCRIPT))}).fromVocab(require('fs').readFileSync({json.dumps(str(vocab))}, 'utf8'))"
-    done = subprocess.run([node, "-e", script], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([node, "-e", script], capture_output=True, text=True, timeout=120)
     assert done.returncode != 0 and "vocabulary has no [PAD]" in done.stderr

@@ -231,6 +231,7 @@ def _signals(page, element, names: list[str]) -> dict:
 def _open(browser, site: str, page_rel: str):
     context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
     page = context.new_page()
+    page.set_default_timeout(RENDER_TIMEOUT_MS)  # clicks and waits too: a loaded machine is slow, not broken
     problems: list[str] = []
     page.route("**/*", lambda r: r.continue_() if urlsplit(r.request.url).hostname == "127.0.0.1"
                else (problems.append(f"blocked non-local request: {r.request.url}"), r.abort("blockedbyclient")))

@@ -48,6 +48,7 @@ def page(browser, site):  # noqa: F811 (the fixtures imported above)
         _missing("no built chapter 1", f"at {HTML / PAGE}")
     context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
     tab = context.new_page()
+    tab.set_default_timeout(LOAD_TIMEOUT_MS)  # a loaded machine is slow, not broken
     problems: list[str] = []
 
     def route(r):
@@ -64,7 +65,7 @@ def page(browser, site):  # noqa: F811 (the fixtures imported above)
     tab.goto(site + PAGE, wait_until="load")
     if tab.query_selector(EXPLORER) is None:
         pytest.fail(f"{PAGE} has no static polysemy explorer (was the book built with CTXBOOK_EXPLORERS=static?)")
-    tab.wait_for_selector(f"{EXPLORER}[data-typed-state]", timeout=60_000)
+    tab.wait_for_selector(f"{EXPLORER}[data-typed-state]", timeout=LOAD_TIMEOUT_MS)
     yield tab, problems
     context.close()
 

@@ -52,6 +52,7 @@ from ctxlib.studies.finetuning import (METRICS, FineTuned, FineTuning, _forward,
 from ctxlib.studies.long_range import median_seconds, recall_accuracy
 from ctxlib.studies.nsp_topics import minilm_nsp, nsp_probabilities
 from ctxlib.training.loop import TrainConfig, fit, seeded
+from ctxlib.training.precision import this_machine
 from ctxlib.training.pretraining_data import (corpus_pairs, document_ids, heldout_batches, pretraining_batches,
                                               static_batches)
 
@@ -704,6 +705,7 @@ def main() -> int:
     # can share two cores without fighting over them (two such processes: 4.0 topic steps a second
     # each on one thread, 1.4 on two).
     torch.set_num_threads(1)
+    print(this_machine())  # beside any time an exercise reports: they are this machine's, not the book's
     results = {}
     for name in args.names or EXERCISES:
         start = time.perf_counter()

@@ -34,10 +34,12 @@ from pathlib import Path
 
 import psutil
 
+from ctxlib.training.precision import this_machine
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
-from run_chapter import execute_chapter  # noqa: E402
+from run_chapter import CELL_TIMEOUT_S, CHAPTER_BUDGET_S, execute_chapter  # noqa: E402
 from toc import notebook_pages  # noqa: E402
 
 BINDER_LIMIT_MB = 2000.0  # mybinder.org: 2 GB per session, read as 10^9 bytes (the stricter reading)
@@ -137,15 +139,16 @@ def measure(chapters: list[Path], timeout: int) -> dict[str, dict[str, Run]]:
 
 
 def table(results: dict[str, dict[str, Run]]) -> str:
-    lines = [f"{'chapter':40s} {'cold s':>7s} {'cold MB':>8s} {'warm s':>7s} {'warm MB':>8s}  "
-             f"of {BINDER_LIMIT_MB:.0f} MB"]
+    lines = [this_machine(), f"{'chapter':40s} {'cold s':>7s} {'cold MB':>8s} {'warm s':>7s} {'warm MB':>8s}  "
+             f"of {BINDER_LIMIT_MB:.0f} MB   cold of {CHAPTER_BUDGET_S:.0f} s"]
     for chapter, runs in results.items():
         cold, warm = runs["cold"], runs["warm"]
         peak = max(cold.peak_mb, warm.peak_mb)
         verdict = "FAILED: " + (cold.error or warm.error) if cold.error or warm.error else (
             f"{peak / BINDER_LIMIT_MB:4.0%}" + ("  OVER" if peak > BINDER_LIMIT_MB else ""))
+        budget = f"{cold.seconds / CHAPTER_BUDGET_S:4.0%}" + ("  OVER" if cold.seconds > CHAPTER_BUDGET_S else "")
         lines.append(f"{chapter:40s} {cold.seconds:7.1f} {cold.peak_mb:8.0f} {warm.seconds:7.1f} "
-                     f"{warm.peak_mb:8.0f}  {verdict}")
+                     f"{warm.peak_mb:8.0f}  {verdict:12s} {budget}")
     worst = max(results.items(), key=lambda item: max(r.peak_mb for r in item[1].values()))
     worst_mb = max(r.peak_mb for r in worst[1].values())
     lines.append(f"largest peak: {worst_mb:.0f} MB ({worst[0]}), {worst_mb / BINDER_LIMIT_MB:.0%} of "
@@ -158,7 +161,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("chapters", nargs="*", type=Path, help="default: every notebook page of _toc.yml")
     parser.add_argument("--json", type=Path, help="also write the results here")
-    parser.add_argument("--timeout", type=int, default=300, help="seconds allowed per cell (the build's)")
+    parser.add_argument("--timeout", type=int, default=CELL_TIMEOUT_S, help="seconds allowed per cell (the build's)")
     args = parser.parse_args()
     chapters = args.chapters or [ROOT / page for page in notebook_pages()]
     missing = [str(chapter) for chapter in chapters if not chapter.is_file()]

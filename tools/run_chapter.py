@@ -17,12 +17,16 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+import yaml
 from nbclient import NotebookClient
 
 CHAPTER_BUDGET_S = 90.0
+ROOT = Path(__file__).resolve().parents[1]
+# The book build's limit on one cell (_config.yml), so a chapter run alone has the same.
+CELL_TIMEOUT_S = int(yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["execute"]["timeout"])
 
 
-def execute_chapter(chapter: Path, timeout: int = 300,
+def execute_chapter(chapter: Path, timeout: int = CELL_TIMEOUT_S,
                     on_kernel_start: Callable[[int], None] | None = None) -> tuple[nbformat.NotebookNode, float]:
     """Execute ``chapter`` in a fresh kernel as the book build does (jupytext reads the MyST file,
     nbclient runs it with the chapter's folder as working directory); return the executed notebook
@@ -45,7 +49,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("chapter", type=Path)
     parser.add_argument("--out", type=Path, default=Path("_build/chapters"))
-    parser.add_argument("--timeout", type=int, default=300, help="seconds allowed per cell")
+    parser.add_argument("--timeout", type=int, default=CELL_TIMEOUT_S,
+                        help=f"seconds allowed per cell (default: _config.yml's, {CELL_TIMEOUT_S})")
     args = parser.parse_args()
     if not args.chapter.is_file():
         parser.error(f"chapter {str(args.chapter)!r} does not exist")

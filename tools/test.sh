@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
 # Command 2: set up and run every test: the unit, parity and bad-input tests, the book build
 # with warnings as errors, and the browser check of every rendered page in headless Chromium.
+#   bash tools/test.sh                 # as CI runs it
+#   bash tools/test.sh --under-load    # the same beside a busy process on every core (tools/cpu_load.py):
+#                                      # no verdict may depend on the machine being quiet
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+UNDER_LOAD=0
+for argument in "$@"; do
+  case "$argument" in
+    --under-load) UNDER_LOAD=1 ;;
+    *) echo "tools/test.sh: unknown argument '$argument' (allowed: --under-load)" >&2; exit 2 ;;
+  esac
+done
 source "$ROOT/tools/setup.sh"
 cd "$ROOT"
 
@@ -25,6 +35,12 @@ if ! command -v node >/dev/null 2>&1; then
   else
     echo "!! NO APT OR NOT ROOT: NODE CANNOT BE INSTALLED; tests/test_wordpiece_js.py WILL FAIL !!"
   fi
+fi
+
+if [ "$UNDER_LOAD" = 1 ]; then
+  python tools/cpu_load.py &
+  LOAD_PID=$!
+  trap 'kill "$LOAD_PID" 2>/dev/null || true' EXIT
 fi
 
 echo "== 1/3 unit, parity and bad-input tests"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ctxlib.analysis.probe import loo_1nn_accuracy, separation_by_layer, silhouette
+from ctxlib.analysis.probe import loo_1nn_accuracy, loo_chance, separation_by_layer, silhouette
+from ctxlib.models.pretrained import minilm
 
 
 def test_silhouette_by_hand():
@@ -106,3 +107,16 @@ def test_held_out_nearest_neighbour_accuracy():
     train = np.array([[1.0, 0.0], [0.0, 1.0]])
     test = np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]])
     assert nn_accuracy(train, ["a", "b"], test, ["a", "b", "b"]) == pytest.approx(2 / 3)
+
+
+def test_identical_embedding_rows_score_chance_on_euclidean_distance():
+    """MiniLM's static row of *spring*, given to 45 occurrences of three senses (chapter 1's static
+    layer): every pair ties, so 1-NN scores the chance level, 14/44. sklearn's euclidean distances
+    between these identical rows differ by ~2e-8 from one pair to the next (the matrix product's
+    rounding), which once broke the ties and scored 'static' below chance."""
+    model, tokenizer = minilm()
+    row = model.embeddings.word_embeddings.weight[tokenizer.convert_tokens_to_ids("spring")].detach()
+    vectors = row.repeat(45, 1)
+    senses = ["season", "coil", "source"] * 15
+    assert loo_1nn_accuracy(vectors, senses, metric="euclidean") == pytest.approx(loo_chance(senses), abs=1e-12)
+    assert loo_1nn_accuracy(vectors, senses, metric="cosine") == pytest.approx(loo_chance(senses), abs=1e-12)

@@ -13,7 +13,9 @@ A finding that may not hold at another seed is not a finding. The rule the book 
   max − min). That is the spread of the comparison, paired or not: two scores of one model that
   move together between seeds (NSP rejection rates of one classifier) are not noisier for it,
   and two models trained apart carry both runs' variation in their gap;
-- a comparison smaller than that is shown with ``asserted=False`` and called within the noise.
+- a comparison smaller than that is shown with ``asserted=False``, and says which of three it is
+  (``Spread.verdict``): held at every seed but by less than its spread, held at some seeds, or
+  reversed at every seed.
 
 Seeds: a page reads ``book_seed()`` (``$CTXBOOK_SEED``, 0 in the book) and passes it to everything
 it trains or samples, so the bench can re-run the page at seeds 1, 2, 3 unchanged. Under the bench,
@@ -95,6 +97,23 @@ class Spread:
         """At how many seeds the gap exceeded the margin."""
         return sum(gap > self.margin for gap in self.gaps)
 
+    @property
+    def verdict(self) -> str:
+        """What the seeds say of a comparison the book shows but does not claim, in one of three
+        ways: it went the stated way at every seed, but by less than its seed-to-seed spread (so
+        the margin a claim needs is not earned); it went that way at some seeds only; or it went
+        the other way at every seed, when the opposite of the stated comparison is what holds."""
+        ahead = sum(gap > 0 for gap in self.gaps)
+        if ahead == len(self.gaps):
+            smallest = min(self.gaps)
+            if smallest > self.noise:
+                return f"held at every seed, by more than its spread over them ({self.noise:.3g}): claimable"
+            return (f"held at every seed, but its smallest gap ({smallest:.3g}) is within its spread over "
+                    f"them ({self.noise:.3g})")
+        if ahead == 0:
+            return "reversed at every seed: the opposite holds"
+        return f"held at {ahead} of {len(self.gaps)} seeds"
+
 
 def _number(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
@@ -126,7 +145,8 @@ def _describe(claim: Claim) -> str:
         over = (f"gap {min(spread.gaps):.3g} to {max(spread.gaps):.3g} over seeds {seeds} "
                 f"(noise {spread.noise:.3g}), held at {spread.held} of {len(spread.seeds)}")
     if not claim.asserted:
-        return f"shown, within the noise: {claim.name}: {words}; {over}"
+        verdict = "not yet measured over seeds" if spread is None else spread.verdict
+        return f"shown, {verdict}: {claim.name}: {words}; {over}"
     mark = "holds" if claim.holds else "FAILS"
     return f"{mark}: {claim.name}: {words} (gap {claim.gap:.3g}); {over}"
 

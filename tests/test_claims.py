@@ -31,6 +31,21 @@ def test_gap_and_margin_by_hand(monkeypatch):
     assert not shown.holds and not shown.asserted
 
 
+@pytest.mark.parametrize("gaps, verdict", [
+    ((0.02, 0.15, 0.09, 0.04), "held at every seed, but its smallest gap (0.02) is within its spread over them (0.13)"),
+    ((0.5, 0.6, 0.55, 0.52), "held at every seed, by more than its spread over them (0.1): claimable"),
+    ((0.02, -0.01, 0.05, 0.0), "held at 2 of 4 seeds"),
+    ((-39.0, -77.9, -50.0, -41.0), "reversed at every seed: the opposite holds"),
+])
+def test_a_shown_claim_says_which_of_three_it_is(gaps, verdict, monkeypatch, capsys):
+    spread = Spread((0, 1, 2, 3), (0.0,) * 4, (0.0,) * 4, gaps, 0.0)
+    assert spread.verdict == verdict
+    monkeypatch.delenv(claims.RECORD_ENV, raising=False)
+    monkeypatch.setattr(claims, "recorded_spreads", lambda: {"a shown comparison": spread})
+    claim("a shown comparison", 0.5, ">", 0.4, asserted=False)
+    assert capsys.readouterr().out.startswith(f"shown, {verdict}: a shown comparison: 0.5 > 0.4;")
+
+
 def test_under_the_bench_claims_are_recorded_not_raised(monkeypatch, tmp_path, capsys):
     record = tmp_path / "claims.jsonl"
     monkeypatch.setenv(claims.RECORD_ENV, str(record))

@@ -136,7 +136,9 @@ class StaticExplorer:
         lazy = "".join(f'<script type="application/json" class="ctx-explorer-lazy" data-name="{html.escape(name)}">'
                        f'{self.to_json(value)}</script>' for name, value in self.lazy.items())
         return (f'<div class="ctx-explorer" id="{ident}" data-explorer="{html.escape(self.name)}">'
-                f'<div class="ctx-explorer-controls"><div class="ctx-explorer-bindings"></div>{slots}</div>'
+                # A form of its own: the browser groups radio buttons by name within a form, and Vega names
+                # them after their signal, so two explorers on one page would share "layer" otherwise.
+                f'<div class="ctx-explorer-controls"><form class="ctx-explorer-bindings"></form>{slots}</div>'
                 f'<div class="ctx-explorer-view"></div>'
                 f'<script type="application/json" class="ctx-explorer-payload">{text}</script>{lazy}</div>')
 

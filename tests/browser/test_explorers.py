@@ -297,6 +297,65 @@ def test_every_control_changes_its_figure(browser, site, page_rel):
     assert not failures, f"{page_rel}:\n  " + "\n  ".join(failures[:30])
 
 
+_SHOWN_JS = r"""
+element => Array.from(element.querySelectorAll('.ctx-explorer-bindings .vega-bind')).map(bind => {
+  const select = bind.querySelector('select');
+  const range = bind.querySelector('input[type=range]');
+  const checked = Array.from(bind.querySelectorAll('input[type=radio]')).filter(r => r.checked).map(r => r.value);
+  if (select) return select.value;
+  if (range) return range.value;
+  return checked.length === 1 ? checked[0] : `${checked.length} radio buttons checked`;
+})
+"""
+
+
+def _shown_against_drawn(page, elements) -> list[str]:
+    """Each control of each explorer whose displayed value is not the value its figure draws."""
+    wrong = []
+    for element in elements:
+        payload = json.loads(element.query_selector("script.ctx-explorer-payload").text_content())
+        names = _signal_names(payload)
+        drawn = _signals(page, element, names)
+        for name, shown in zip(names, page.evaluate(_SHOWN_JS, element)):
+            value = drawn[name]
+            same = str(shown) == str(value) or (isinstance(value, (int, float)) and _is_number(shown)
+                                                and _close(float(shown), float(value)))
+            if not same:
+                wrong.append(f"{payload['name']}: {name!r} shows {shown!r}, the figure draws {value!r}")
+    return wrong
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("page_rel", EXPLORER_PAGES or [pytest.param(None, id="no-explorer-page")])
+def test_every_control_shows_the_value_its_figure_draws(browser, site, page_rel):
+    """At load, and after a click on every radio button of every explorer, each control of every
+    explorer on the page marks the value its own figure draws: a click in one explorer leaves the
+    others' controls as they were (page 1.4 has two explorers with a "layer" control)."""
+    if page_rel is None:
+        _missing("no built page with a static explorer", f"under {HTML} (build with CTXBOOK_EXPLORERS=static)")
+    context, page, problems = _open(browser, site, page_rel)
+    try:
+        elements = page.query_selector_all("div.ctx-explorer")
+        failures = [f"at load: {w}" for w in _shown_against_drawn(page, elements)]
+        for element in elements:
+            for radio in element.query_selector_all(".ctx-explorer-bindings input[type=radio]"):
+                radio.click()
+                page.evaluate("e => e.ctxExplorer.view.runAsync().then(() => true)", element)
+                failures += [f"after clicking {radio.get_attribute('value')!r}: {w}"
+                             for w in _shown_against_drawn(page, elements)]
+    finally:
+        context.close()
+    assert not problems, f"{page_rel}:\n  " + "\n  ".join(problems)
+    assert not failures, f"{page_rel}:\n  " + "\n  ".join(failures[:30])
+
+
 def _explorers_called(chapter: Path) -> set[str]:
     return {name for name in EXPLORERS if re.search(rf"^\s*{name}_explorer\(", chapter.read_text(encoding="utf-8"), re.M)}
 

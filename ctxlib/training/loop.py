@@ -21,7 +21,6 @@ Every chapter that trains something calls ``fit``. What it does, and why:
 from __future__ import annotations
 
 import math
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -30,10 +29,10 @@ from typing import Any
 
 import torch
 from torch import nn
-from tqdm.std import tqdm
 
 from ctxlib._checks import (check_bool, check_choice, check_max_grad_norm, check_nonnegative_int, check_positive_int,
                             check_positive_real, check_probability, check_real)
+from ctxlib.training.progress import progress_bar
 
 LossOutput = torch.Tensor | dict[str, torch.Tensor]
 OPTIMIZERS = ("adamw", "adam_l2")
@@ -222,11 +221,9 @@ def _fit(model: nn.Module, batches: Iterator[Any], loss_fn: Callable[[nn.Module,
         optimizer, lambda step: warmup_linear_decay(step, config.steps, config.warmup_steps))
     parameters = [p for group in optimizer.param_groups for p in group["params"]]
     history = History()
-    # A text bar on stdout, not a widget: it works in a terminal and a kernel alike, and a rendered
-    # page keeps its last line (myst-nb folds the carriage returns) without loading the 3.6 MB
-    # widget manager that a widget bar would make every training page carry.
-    bar = tqdm(range(config.steps), desc=config.description, disable=not config.progress, mininterval=0.5,
-               file=sys.stdout)
+    # A text bar, not a widget (no 3.6 MB widget manager on every training page); in a kernel it
+    # redraws one display in place, so a rendered page keeps only its last line (progress.py).
+    bar = progress_bar(config.steps, config.description, config.progress, mininterval=0.5)
     started = time.perf_counter()
     evaluating = 0.0
     for step in bar:

@@ -59,3 +59,18 @@ def test_tables_a_cell_displays_are_rendered_as_tables(soup):
         for paragraph in output.find_all("p"):
             text = paragraph.get_text(" ", strip=True)
             assert not re.match(r"\|.*\|\s*\|?\s*-{3}", text), f"{page}: a displayed table was not rendered: {text[:120]}"
+
+
+
+# A tqdm bar's line: "description:  37%|███▋      | 370/1000 [...". Every run's first redraw is at
+# 0/N steps, so a page that keeps a run's redraws keeps that one; a run's last state never is.
+BAR_LINE = re.compile(r"\d{1,3}%\|[^|\n]*\| *(\d+)/\d+ \[")
+
+
+def test_training_bars_leave_only_their_final_line(soup):
+    """A page keeps each training run's last bar state, not the redraws before it
+    (ctxlib.training.progress)."""
+    page, tree = soup
+    text = "\n".join(output.get_text() for output in tree.select("div.cell_output"))
+    started = [m.group(0) for m in BAR_LINE.finditer(text) if m.group(1) == "0"]
+    assert not started, f"{page}: {len(started)} runs' redraws kept in the page, e.g. {started[:2]}"

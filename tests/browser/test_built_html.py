@@ -74,3 +74,12 @@ def test_training_bars_leave_only_their_final_line(soup):
     text = "\n".join(output.get_text() for output in tree.select("div.cell_output"))
     started = [m.group(0) for m in BAR_LINE.finditer(text) if m.group(1) == "0"]
     assert not started, f"{page}: {len(started)} runs' redraws kept in the page, e.g. {started[:2]}"
+
+
+def test_no_cell_output_is_a_raw_repr(soup):
+    """A claim prints its own line; the Claim it returns is not echoed after it as a dataclass repr
+    (a cell that ends with a claim ends it with ';')."""
+    page, tree = soup
+    raw = [output.get_text()[:120] for output in tree.select("div.cell_output")
+           if re.search(r"\b(Claim|Spread|History|FineTuned)\((name|seeds|steps|setting)=", output.get_text())]
+    assert not raw, f"{page}: raw reprs in the page: {raw[:3]}"

@@ -239,11 +239,11 @@ def draw_bert_input(tokens: Sequence[str], segments: Sequence[int]) -> plt.Figur
         ax.text(-1.0, y, name if name == "input" else f"{name}\nembedding", ha="right", va="center", fontsize=8)
     ax.text(-1.0, 0.0, "sum, then\nLayerNorm", ha="right", va="center", fontsize=8, fontweight="bold")
     for i, (token, segment) in enumerate(zip(tokens, segments)):
-        ax.text(i, 3.6, token, ha="center", va="center", fontsize=7, family="monospace")
+        ax.text(i, 3.6, token, ha="center", va="center", fontsize=7.5, family="monospace")
         short = token if len(token) <= 7 else token[:6] + "…"
-        _box(ax, i, 2.7, 0.9, 0.5, f"$\\mathbf{{e}}_{{\\mathrm{{{_tex_escape(short)}}}}}$", "token", fontsize=7)
-        _box(ax, i, 1.8, 0.9, 0.5, f"$\\mathbf{{e}}_{{\\mathrm{{seg}},{'A' if segment == 0 else 'B'}}}$", "shared", fontsize=7)
-        _box(ax, i, 0.9, 0.9, 0.5, f"$\\mathbf{{e}}_{{\\mathrm{{pos}},{i}}}$", "output", fontsize=7)
+        _box(ax, i, 2.7, 0.9, 0.5, f"$\\mathbf{{e}}_{{\\mathrm{{{_tex_escape(short)}}}}}$", "token", fontsize=7.5)
+        _box(ax, i, 1.8, 0.9, 0.5, f"$\\mathbf{{e}}_{{\\mathrm{{seg}},{'A' if segment == 0 else 'B'}}}$", "shared", fontsize=7.5)
+        _box(ax, i, 0.9, 0.9, 0.5, f"$\\mathbf{{e}}_{{\\mathrm{{pos}},{i}}}$", "output", fontsize=7.5)
         for y in (2.25, 1.35, 0.45):
             ax.text(i, y, "+" if y > 0.5 else "=", ha="center", va="center", fontsize=9, color="0.35")
         _box(ax, i, 0.0, 0.9, 0.45, f"$\\mathbf{{e}}_{{{i}}}$", "plain", fontsize=7.5)
@@ -324,7 +324,7 @@ def draw_electra(original: Sequence[str] = ("the", "chef", "cooked", "the", "mea
                 kind = "shared" if token == "replaced" else "output"
             _box(ax, x, y, 1.1, 0.38, token, kind, fontsize=8)
     mid = (n - 1) * 0.25
-    _box(ax, 1.73, mid, 0.5, 1.0, "mask\n15%", "plain", fontsize=7)
+    _box(ax, 1.73, mid, 0.5, 1.0, "mask\n15%", "plain", fontsize=7.5)
     _box(ax, 4.37, mid, 0.75, 1.6, "generator\n(small\nMLM,\neq 7.1)", "token", fontsize=7.5)
     _box(ax, 7.15, mid, 0.85, 1.6, "discrimi-\nnator\n(eq 7.2)", "output", fontsize=7.5)
     for a, b in ((1.0, 1.45), (2.0, 2.45), (3.65, 3.98), (4.76, 5.12), (6.3, 6.7), (7.6, 8.02)):

@@ -36,7 +36,7 @@ def scatter_groups(ax: Axes, points: np.ndarray, labels: Sequence[str], legend: 
         ax.set_xlim(-1, 1)
         ax.set_ylim(-1, 1)
         ax.annotate(f"all {len(points)} occurrences\nshare one vector", (0, 0), xytext=(0, -0.55),
-                    ha="center", fontsize=8, color="0.3")
+                    ha="center", color="0.3")
     ax.set_xticks([])
     ax.set_yticks([])
     ax.set_title(title, fontsize=10)
@@ -83,13 +83,13 @@ def plot_mix_trajectories(trajectories: dict, title: str = "") -> plt.Figure:
         ax.set_xlabel("step")
         ax.set_ylabel("softmax(w)_j")
         accuracy = "" if np.isnan(trajectory.accuracy) else f", held-out accuracy {trajectory.accuracy:.0%}"
-        ax.set_title(f"{task}{accuracy}", fontsize=9)
+        ax.set_title(f"{task}{accuracy}")
         ax.grid(alpha=0.3)
         twin = ax.twinx()
         twin.plot(steps, trajectory.gamma, "k--", linewidth=1, label="γ")
         twin.set_ylabel("γ")
         lines = ax.get_lines() + twin.get_lines()
-        ax.legend(lines, [line.get_label() for line in lines], fontsize=7, loc="upper left")
+        ax.legend(lines, [line.get_label() for line in lines], loc="upper left")
     if title:
         fig.suptitle(title, fontsize=10)
     return fig
@@ -107,8 +107,8 @@ def plot_masking(counts: MaskingCounts, title: str = "") -> plt.Figure:
                   fmt="o", color="black", capsize=4, label="expected ± 2 sd")
     left.set_ylabel("selected tokens")
     left.set_title(f"{counts.selected:,} of {counts.eligible:,} selected\n"
-                   f"(expected {counts.selection_expected:,.0f} ± {counts.selection_sd:.0f})", fontsize=9)
-    left.legend(fontsize=7)
+                   f"(expected {counts.selection_expected:,.0f} ± {counts.selection_sd:.0f})")
+    left.legend()
     shares = {"not predicted": (counts.eligible - counts.selected) / counts.eligible,
               **{f"predicted, {n}": counts.outcomes[n] / counts.eligible for n in names}}
     start = 0.0
@@ -118,8 +118,8 @@ def plot_masking(counts: MaskingCounts, title: str = "") -> plt.Figure:
     right.set_xlim(0, 1)
     right.set_yticks([])
     right.set_xlabel("share of the input positions")
-    right.set_title("what the model sees", fontsize=9)
-    right.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2)
+    right.set_title("what the model sees")
+    right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2)
     if title:
         fig.suptitle(title, fontsize=10)
     return fig
@@ -136,11 +136,11 @@ def plot_scaling(study: ScalingStudy) -> plt.Figure:
             ax.plot(study.d_k, values, "o-", color=colour, label=scaling)
         ax.set_xscale("log", base=2)
         ax.set_xlabel("d_k")
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title)
         ax.grid(alpha=0.3)
     axes[0][0].set_yscale("log", base=2)
     axes[0][1].axhline(1 / study.keys, color="grey", ls=":", label=f"uniform (1/{study.keys})")
-    axes[0][1].legend(fontsize=7)
+    axes[0][1].legend()
     return fig
 
 
@@ -148,12 +148,12 @@ def plot_attention(ax: Axes, probs: np.ndarray | torch.Tensor, tokens: Sequence[
     """A ``[T, T]`` attention map: row = query, column = key, darker = more weight."""
     probs = np.asarray(probs)
     ax.imshow(probs, cmap="Blues", vmin=0, vmax=max(float(probs.max()), 1e-9))
-    ax.set_xticks(range(len(tokens)), tokens, rotation=90, fontsize=7)
-    ax.set_yticks(range(len(tokens)), tokens, fontsize=7)
+    ax.set_xticks(range(len(tokens)), tokens, rotation=90)
+    ax.set_yticks(range(len(tokens)), tokens)
     ax.set_xlabel("key (attended to)")
     ax.set_ylabel("query")
     if title:
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title)
 
 
 def plot_head_statistics(stats: HeadStatistics) -> plt.Figure:
@@ -162,11 +162,11 @@ def plot_head_statistics(stats: HeadStatistics) -> plt.Figure:
     fig, axes = new_figure(3, nrows=2, width=3.3, height=2.6)
     for ax, (name, values) in zip(axes.flat, panels.items()):
         image = ax.imshow(values, cmap="viridis", aspect="auto")
-        ax.set_title(name, fontsize=9)
+        ax.set_title(name)
         ax.set_xlabel("head")
         ax.set_ylabel("layer")
         # Numbered from 1, as the text names "layer 1, head 3".
-        ax.set_xticks(range(values.shape[1]), [str(i + 1) for i in range(values.shape[1])], fontsize=6)
+        ax.set_xticks(range(values.shape[1]), [str(i + 1) for i in range(values.shape[1])])
         ax.set_yticks(range(values.shape[0]), [str(i + 1) for i in range(values.shape[0])])
         fig.colorbar(image, ax=ax, shrink=0.8)
     return fig
@@ -188,9 +188,9 @@ def draw_polysemy(study: PolysemyStudy, word: str = "bank", layer: str | None = 
     scatter_groups(axes[0, 0], study.projection(word, layer, method), entry.labels, legend,
                    title=f"“{word}”, {layer}, {method}: silhouette "
                          f"{entry.separation.silhouette[index]:.2f}, 1-NN {entry.separation.nn_accuracy[index]:.0%}")
-    axes[0, 0].legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 0.0), frameon=False)
+    axes[0, 0].legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), frameon=False)
     plot_separation(axes[0, 1], entry.separation, highlight=layer, title=f"“{word}”: sense separation by depth")
-    axes[0, 1].legend(fontsize=7, loc="lower right")
+    axes[0, 1].legend(loc="lower right")
     return fig
 
 def draw_polysemy_layers(study: PolysemyStudy, word: str = "bank", method: str = "PCA") -> plt.Figure:
@@ -206,7 +206,8 @@ def draw_polysemy_layers(study: PolysemyStudy, word: str = "bank", method: str =
                        title=f"{layer}\nsil {sil:.2f} · 1-NN {acc:.0%}")
     for ax in axes.flat[len(study.layer_names):]:
         ax.axis("off")
-    axes.flat[0].legend(fontsize=7, loc="lower left")
+    # Below the panels: inside the first one it covered its note ("all N occurrences share one vector").
+    fig.legend(*axes.flat[0].get_legend_handles_labels(), loc="outside lower center", ncol=len(set(entry.labels)))
     return fig
 
 def draw_polysemy_words(study: PolysemyStudy) -> plt.Figure:
@@ -222,5 +223,6 @@ def draw_polysemy_words(study: PolysemyStudy) -> plt.Figure:
         ax.set_xlabel("layer (static row, then 0 = embeddings … 6)")
         ax.set_title(name, fontsize=10)
         ax.grid(alpha=0.3)
-    axes[0, 1].legend(fontsize=7, ncol=2)
+    # Below the panels, clear of the curves (inside, ten words covered the highest one).
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=5)
     return fig

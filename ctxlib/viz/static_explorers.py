@@ -70,7 +70,7 @@ def scaling_static(d_ks: Sequence[int], keys: int, weights: dict[int, dict[str, 
                                  "as": ["largest"]}]}],
         "scales": [{"name": "key", "type": "band", "domain": {"data": "panel", "field": "key"}, "range": [0, panel],
                     "padding": 0.1}],
-        "axes": [_axis("bottom", "key", "key", labelFontSize=8),
+        "axes": [_axis("bottom", "key", "key", labelOverlap=True),
                  _axis("left", "weight", "softmax weight", tickCount=5)],
         "marks": panel_marks,
     }
@@ -224,7 +224,7 @@ def polysemy_static(words: Sequence[str], layers: Sequence[str], methods: Sequen
                       "shape": {"value": shape}, "fill": {"value": colour}, "size": {"value": 30},
                       "tooltip": {"signal": f"format(datum.{field}, '.2f')"}}}})],
         ],
-        "legends": [{"stroke": "measure", "orient": "bottom-right", "labelFontSize": 9, "symbolType": "stroke"}],
+        "legends": [{"stroke": "measure", "orient": "bottom-right", "symbolType": "stroke"}],
     }
     spec = vega_spec(
         2 * side + gap, side + 40, signals, data,

@@ -418,7 +418,7 @@ def scaling_explorer(d_k: int = 64, keys: int = 16, seed: int = 0,
             ax.bar(range(keys), weights[scaling], color="#0072B2")
             ax.set_ylim(0, 1)
             ax.set_xlabel("key")
-            ax.set_title(f"{scaling}: largest weight {weights[scaling].max():.2f}", fontsize=9)
+            ax.set_title(f"{scaling}: largest weight {weights[scaling].max():.2f}")
         axes[0][0].set_ylabel("softmax weight")
         fig.suptitle(f"d_k = {box.value}", fontsize=10)
         return fig

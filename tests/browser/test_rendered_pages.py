@@ -139,6 +139,32 @@ def serve(directory: Path) -> Iterator[str]:
 # --------------------------------------------------------------------------------------------
 # what is checked in the page
 
+# Content that runs past the article column's right edge and is not inside something that
+# scrolls: the theme cuts it there (a long claim line, a wide equation, bertviz's fixed width).
+_CUT_AT_EDGE_JS = r"""
+() => {
+  const article = document.querySelector('article.bd-article') || document.querySelector('main');
+  if (!article) return [];
+  const edge = article.getBoundingClientRect().right + 1;
+  const scrolls = el => {
+    for (let a = el; a && a !== article; a = a.parentElement) {
+      const overflow = getComputedStyle(a).overflowX;
+      if (overflow === 'auto' || overflow === 'scroll') return true;
+    }
+    return false;
+  };
+  const cut = [];
+  for (const el of article.querySelectorAll('pre, mjx-container, img, svg, table, div.output')) {
+    const box = el.getBoundingClientRect();
+    if (box.width > 0 && box.right > edge && !scrolls(el)) {
+      cut.push(`<${el.tagName.toLowerCase()}> ${Math.round(box.right - edge)} px past the column: ` +
+               (el.textContent || el.getAttribute('alt') || '').trim().slice(0, 60));
+    }
+  }
+  return cut.slice(0, 5);
+}
+"""
+
 # Text nodes that are visible prose (not code, not MathJax output) and still hold TeX delimiters.
 _RAW_TEX_JS = r"""
 () => {
@@ -272,6 +298,8 @@ def check_page(browser, site: str, page_rel: str) -> list[str]:
         page.wait_for_load_state("networkidle", timeout=RENDER_TIMEOUT_MS)
         for t in page.evaluate(_RAW_TEX_JS):
             problems.append(f"raw TeX left visible: {t!r}")
+        for cut in page.evaluate(_CUT_AT_EDGE_JS):
+            problems.append(f"cut at the column's edge: {cut}")
 
         shot = _screenshot_path(page_rel)
         shot.parent.mkdir(parents=True, exist_ok=True)

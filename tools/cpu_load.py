@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import time
 
 
 def _busy(parent: int) -> None:
@@ -40,15 +41,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.workers < 1:
         parser.error(f"--workers must be at least 1; got {args.workers}")
-    parent = os.getpid()
-    workers = [multiprocessing.Process(target=_busy, args=(parent,), daemon=True) for _ in range(args.workers)]
+    parent, starter = os.getpid(), os.getppid()
+    # fork, whatever the platform's default: each worker's parent must be this process, which is
+    # how it knows to stop (under forkserver, Python 3.14's default, it would be the server).
+    context = multiprocessing.get_context("fork")
+    workers = [context.Process(target=_busy, args=(parent,), daemon=True) for _ in range(args.workers)]
     for worker in workers:
         worker.start()
     print(f"cpu_load: {args.workers} busy worker(s) beside the tests (pid {parent})", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # daemon workers are ended on exit
     try:
-        for worker in workers:
-            worker.join()
+        # Until stopped, or until the process that started the load is gone (a killed test run).
+        while os.getppid() == starter and any(worker.is_alive() for worker in workers):
+            time.sleep(0.5)
     except KeyboardInterrupt:
         pass
     return 0

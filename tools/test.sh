@@ -37,15 +37,27 @@ if ! command -v node >/dev/null 2>&1; then
   fi
 fi
 
+# A run "under load" that lost its load would pass for the wrong reason: check it before each stage.
+load_is_running() {
+  if [ "$UNDER_LOAD" = 1 ] && ! kill -0 "$LOAD_PID" 2>/dev/null; then
+    echo "!! tools/cpu_load.py is no longer running: this run is not under load" >&2
+    exit 1
+  fi
+}
 if [ "$UNDER_LOAD" = 1 ]; then
   python tools/cpu_load.py &
   LOAD_PID=$!
   trap 'kill "$LOAD_PID" 2>/dev/null || true' EXIT
+  sleep 1
 fi
 
+load_is_running
 echo "== 1/3 unit, parity and bad-input tests"
 python -m pytest tests --ignore=tests/browser -q
+load_is_running
 echo "== 2/3 building the book (every chapter executed, warnings are errors)"
 bash tools/book.sh
+load_is_running
 echo "== 3/3 browser check of the rendered pages"
 python -m pytest tests/browser -q
+load_is_running

@@ -65,12 +65,16 @@ def test_the_workflow_publishes_from_the_branch_the_book_names():
 def test_the_workflow_runs_the_two_commands_and_deploys_what_they_built():
     jobs = _workflow()["jobs"]
     steps = jobs["build"]["steps"]
-    assert [s["run"] for s in steps if "run" in s] == ["bash tools/book.sh", "bash tools/test.sh"]
+    commands = [s["run"] for s in steps if "run" in s]
+    assert commands == ['git config --global --add safe.directory "$GITHUB_WORKSPACE"', "bash tools/book.sh",
+                        "bash tools/test.sh"]
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert "bash tools/book.sh     # 1." in readme and "bash tools/test.sh     # 2." in readme
     upload = [s for s in steps if s.get("uses", "").startswith("actions/upload-pages-artifact@")]
     assert [s["with"]["path"] for s in upload] == ["_build/html"]
-    cache = [s for s in steps if s.get("uses", "").startswith("actions/cache@")]
-    assert [s["with"]["path"] for s in cache] == [jobs["build"]["env"]["CTXBOOK_CACHE"]]
+    cache = [s for s in steps if s.get("uses", "").startswith("actions/cache/")]
+    assert [s["uses"].split("@")[0] for s in cache] == ["actions/cache/restore", "actions/cache/save"]
+    assert {s["with"]["path"] for s in cache} == {jobs["build"]["env"]["CTXBOOK_CACHE"]}
+    assert cache[1]["if"] == "always()"  # a failed run's models are kept too
     assert [s["uses"].split("@")[0] for s in jobs["deploy"]["steps"]] == ["actions/deploy-pages"]
     assert jobs["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}

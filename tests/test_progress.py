@@ -24,12 +24,12 @@ def test_in_a_kernel_the_bar_leaves_its_last_line_only(tmp_path):
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
     outputs = notebook.cells[0].outputs
     displays = [o for o in outputs if o.output_type == "display_data"]
-    streams = "".join(o.text for o in outputs if o.output_type == "stream")
+    stdout = "".join(o.text for o in outputs if o.output_type == "stream" and o.name == "stdout")
     assert len(displays) == 1, outputs
     line = displays[0].data["text/plain"]
     assert line.startswith("tiny: 100%") and "40/40" in line and "loss=" in line
     assert "\r" not in line and "\n" not in line
-    assert streams == "trained\n"  # no redraws on stdout
+    assert stdout == "trained\n"  # no redraws on stdout
 
 
 def test_outside_a_kernel_the_bar_is_tqdms_on_stdout(capsys):
@@ -41,3 +41,18 @@ def test_outside_a_kernel_the_bar_is_tqdms_on_stdout(capsys):
     for _ in progress_bar(5, "silent", enabled=False):
         pass
     assert capsys.readouterr().out == ""
+
+
+def test_the_kernel_line_drops_cursor_moves(monkeypatch):
+    """Two bars open at once: tqdm moves the cursor (ESC [ A) to redraw the lower one; the display
+    keeps the bar's text, never a bare escape code."""
+    from ctxlib.training import progress
+
+    shown = []
+    handle = type("Handle", (), {"update": lambda self, data, raw: shown.append(data["text/plain"])})()
+    monkeypatch.setitem(__import__("sys").modules, "IPython.display",
+                        type("Display", (), {"display": staticmethod(lambda *a, **k: handle)}))
+    line = progress._DisplayLine()
+    line.write("\rinner:  50%|#####     | 5/10\x1b[A")
+    line.write("\x1b[A")
+    assert shown == ["inner:  50%|#####     | 5/10"]

@@ -108,8 +108,6 @@
       hover: true,
     });
     await view.runAsync();
-    // The controls sit in a form (one radio group per explorer); pressing Enter must not submit it.
-    element.querySelector(".ctx-explorer-bindings").addEventListener("submit", event => event.preventDefault());
     element.ctxExplorer = {name: payload.name, view, data: payload.datasets, meta: payload.meta};
     const part = PAGE_PARTS[payload.name];
     if (part) part(element, view, payload);

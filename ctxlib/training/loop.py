@@ -226,55 +226,59 @@ def _fit(model: nn.Module, batches: Iterator[Any], loss_fn: Callable[[nn.Module,
     bar = progress_bar(config.steps, config.description, config.progress, mininterval=0.5)
     started = time.perf_counter()
     evaluating = 0.0
-    for step in bar:
-        model.train()
-        try:
-            batch = next(batches)
-        except StopIteration:
-            raise ValueError(f"batches ran out at step {step} of {config.steps}: give an endless iterator "
-                             "or at least steps batches") from None
-        with torch.autocast(device_type(model), dtype=torch.bfloat16, enabled=config.bf16):
-            output = loss_fn(model, batch)
-        metrics = output if isinstance(output, dict) else {"loss": output}
-        loss = metrics.get("loss")
-        if not (isinstance(loss, torch.Tensor) and loss.numel() == 1 and loss.requires_grad):
-            raise TypeError(f"loss_fn must return a scalar tensor with a gradient (or a dict with one under 'loss'), "
-                            f"got {type(loss).__name__ if not isinstance(loss, torch.Tensor) else tuple(loss.shape)}")
-        loss_value = float(loss.detach())
-        if not math.isfinite(loss_value):
-            history.seconds = time.perf_counter() - started - evaluating
-            raise Diverged(
-                f"loss is {loss_value} at step {step} of {config.steps} (lr {schedule.get_last_lr()[0]:.2e}): "
-                "training diverged; lower lr, lengthen warmup or clip gradients", step, history)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        max_norm = config.max_grad_norm if config.max_grad_norm is not None else math.inf
-        grad_norm = torch.nn.utils.clip_grad_norm_(parameters, max_norm)
-        if not math.isfinite(float(grad_norm)):
-            history.seconds = time.perf_counter() - started - evaluating
-            raise Diverged(
-                f"the gradient norm is {float(grad_norm)} at step {step} of {config.steps} (loss {loss_value:.4g}): "
-                "the step was not taken and the weights are those before it; lower lr or look for an overflow "
-                "(bf16, a log of 0) in the loss", step, history)
-        history.lr.append(schedule.get_last_lr()[0])
-        optimizer.step()
-        schedule.step()
-        history.steps.append(step + 1)
-        history.grad_norm.append(float(grad_norm))
-        for name, value in metrics.items():
-            history.train.setdefault(name, []).append(float(value.detach()) if torch.is_tensor(value) else float(value))
-        bar.set_postfix(loss=f"{loss_value:.3f}", refresh=False)
-        last = step + 1 == config.steps
-        if evaluate is not None and (last or (config.eval_every and (step + 1) % config.eval_every == 0)):
-            evaluation_started = time.perf_counter()
-            model.eval()
-            with torch.no_grad():
-                for name, value in evaluate(model).items():
-                    history.evaluations.setdefault(name, []).append((step + 1, float(value)))
-            evaluating += time.perf_counter() - evaluation_started
-            if stop is not None and not last and stop(history):
-                break
-    bar.close()
+    try:  # closed however the loop ends: a bar left open would push every later one down a line
+        for step in bar:
+            model.train()
+            try:
+                batch = next(batches)
+            except StopIteration:
+                raise ValueError(f"batches ran out at step {step} of {config.steps}: give an endless iterator "
+                                 "or at least steps batches") from None
+            with torch.autocast(device_type(model), dtype=torch.bfloat16, enabled=config.bf16):
+                output = loss_fn(model, batch)
+            metrics = output if isinstance(output, dict) else {"loss": output}
+            loss = metrics.get("loss")
+            if not (isinstance(loss, torch.Tensor) and loss.numel() == 1 and loss.requires_grad):
+                given = type(loss).__name__ if not isinstance(loss, torch.Tensor) else tuple(loss.shape)
+                raise TypeError("loss_fn must return a scalar tensor with a gradient (or a dict with one under "
+                                f"'loss'), got {given}")
+            loss_value = float(loss.detach())
+            if not math.isfinite(loss_value):
+                history.seconds = time.perf_counter() - started - evaluating
+                raise Diverged(
+                    f"loss is {loss_value} at step {step} of {config.steps} (lr {schedule.get_last_lr()[0]:.2e}): "
+                    "training diverged; lower lr, lengthen warmup or clip gradients", step, history)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            max_norm = config.max_grad_norm if config.max_grad_norm is not None else math.inf
+            grad_norm = torch.nn.utils.clip_grad_norm_(parameters, max_norm)
+            if not math.isfinite(float(grad_norm)):
+                history.seconds = time.perf_counter() - started - evaluating
+                raise Diverged(
+                    f"the gradient norm is {float(grad_norm)} at step {step} of {config.steps} (loss {loss_value:.4g}): "
+                    "the step was not taken and the weights are those before it; lower lr or look for an overflow "
+                    "(bf16, a log of 0) in the loss", step, history)
+            history.lr.append(schedule.get_last_lr()[0])
+            optimizer.step()
+            schedule.step()
+            history.steps.append(step + 1)
+            history.grad_norm.append(float(grad_norm))
+            for name, value in metrics.items():
+                number = float(value.detach()) if torch.is_tensor(value) else float(value)
+                history.train.setdefault(name, []).append(number)
+            bar.set_postfix(loss=f"{loss_value:.3f}", refresh=False)
+            last = step + 1 == config.steps
+            if evaluate is not None and (last or (config.eval_every and (step + 1) % config.eval_every == 0)):
+                evaluation_started = time.perf_counter()
+                model.eval()
+                with torch.no_grad():
+                    for name, value in evaluate(model).items():
+                        history.evaluations.setdefault(name, []).append((step + 1, float(value)))
+                evaluating += time.perf_counter() - evaluation_started
+                if stop is not None and not last and stop(history):
+                    break
+    finally:
+        bar.close()
     history.seconds = time.perf_counter() - started - evaluating
     # The last step's gradients are of no further use; a page that keeps several trained models
     # would otherwise hold a copy of every trainable weight per model.

@@ -11,10 +11,16 @@ a widget: the page loads no widget manager for it.
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any
 
 from tqdm.std import tqdm
+
+
+# tqdm moves the cursor between bars that are open at once (nested, or one left open by an
+# interrupted cell): ESC [ n A and the like, which a display cannot act on.
+_CURSOR_CODES = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 class _DisplayLine:
@@ -30,7 +36,7 @@ class _DisplayLine:
 
     def write(self, text: str) -> int:
         # tqdm redraws as "\r" + the bar; a bar that ends writes "\n". Keep the last drawn line.
-        for line in text.replace("\n", "\r").split("\r"):
+        for line in _CURSOR_CODES.sub("", text).replace("\n", "\r").split("\r"):
             if line.strip():
                 self._line = line
                 self._handle.update({"text/plain": self._line}, raw=True)

@@ -138,7 +138,9 @@ class StaticExplorer:
         return (f'<div class="ctx-explorer" id="{ident}" data-explorer="{html.escape(self.name)}">'
                 # A form of its own: the browser groups radio buttons by name within a form, and Vega names
                 # them after their signal, so two explorers on one page would share "layer" otherwise.
-                f'<div class="ctx-explorer-controls"><form class="ctx-explorer-bindings"></form>{slots}</div>'
+                # onsubmit: Enter in a control must not submit (and reload) the page.
+                f'<div class="ctx-explorer-controls"><form class="ctx-explorer-bindings" onsubmit="return false">'
+                f'</form>{slots}</div>'
                 f'<div class="ctx-explorer-view"></div>'
                 f'<script type="application/json" class="ctx-explorer-payload">{text}</script>{lazy}</div>')
 

@@ -101,17 +101,22 @@ class Spread:
     def verdict(self) -> str:
         """What the seeds say of a comparison the book shows but does not claim, in one of three
         ways: it went the stated way at every seed, but by less than its seed-to-seed spread (so
-        the margin a claim needs is not earned); it went that way at some seeds only; or it went
-        the other way at every seed, when the opposite of the stated comparison is what holds."""
+        the margin a claim needs is not earned); it went that way at some seeds only (a tie counts
+        as not held); or it went the other way at every seed, when the opposite of the stated
+        comparison is what the seeds show, by more than its spread or not. (A comparison that held
+        at every seed by more than its spread is claimable: ``tests/test_claims.py`` requires the
+        page to assert it, so no page shows that fourth verdict.)"""
         ahead = sum(gap > 0 for gap in self.gaps)
+        behind = sum(gap < 0 for gap in self.gaps)
         if ahead == len(self.gaps):
             smallest = min(self.gaps)
             if smallest > self.noise:
                 return f"held at every seed, by more than its spread over them ({self.noise:.3g}): claimable"
             return (f"held at every seed, but its smallest gap ({smallest:.3g}) is within its spread over "
                     f"them ({self.noise:.3g})")
-        if ahead == 0:
-            return "reversed at every seed: the opposite holds"
+        if behind == len(self.gaps):
+            by = "by more than" if -max(self.gaps) > self.noise else "but by less than"
+            return f"reversed at every seed, {by} its spread over them ({self.noise:.3g}): the opposite holds"
         return f"held at {ahead} of {len(self.gaps)} seeds"
 
 

@@ -35,7 +35,9 @@ def test_gap_and_margin_by_hand(monkeypatch):
     ((0.02, 0.15, 0.09, 0.04), "held at every seed, but its smallest gap (0.02) is within its spread over them (0.13)"),
     ((0.5, 0.6, 0.55, 0.52), "held at every seed, by more than its spread over them (0.1): claimable"),
     ((0.02, -0.01, 0.05, 0.0), "held at 2 of 4 seeds"),
-    ((-39.0, -77.9, -50.0, -41.0), "reversed at every seed: the opposite holds"),
+    ((-39.0, -77.9, -50.0, -41.0), "reversed at every seed, by more than its spread over them (38.9): the opposite holds"),
+    ((-0.1, -0.3, -0.2, -0.15), "reversed at every seed, but by less than its spread over them (0.2): the opposite holds"),
+    ((0.0, 0.0, -0.1, 0.0), "held at 0 of 4 seeds"),
 ])
 def test_a_shown_claim_says_which_of_three_it_is(gaps, verdict, monkeypatch, capsys):
     spread = Spread((0, 1, 2, 3), (0.0,) * 4, (0.0,) * 4, gaps, 0.0)
@@ -121,3 +123,7 @@ def test_every_claim_in_the_book_held_at_every_seed_by_more_than_the_noise():
         if entry["asserted"]:
             assert spread.held == len(spread.seeds), f"{name}: held at {spread.held} of {len(spread.seeds)} seeds"
             assert spread.margin >= spread.noise, f"{name}: margin {spread.margin} below the noise {spread.noise}"
+        else:  # a comparison that earned a claim is claimed, not shown as if it had not
+            assert min(spread.gaps) <= spread.noise, (
+                f"{name}: held at every seed by more than its spread ({min(spread.gaps):.3g} > {spread.noise:.3g}): "
+                "assert it, with a margin between the two")

@@ -4,7 +4,7 @@ Each mode is measured by ``ctxlib.analysis.memory.step_cost``: the most memory t
 hold at once beyond the weights and gradients, counted tensor by tensor (the same on every run),
 which is the activations the backward pass needs: all 12 blocks' without checkpointing, each
 block's input plus one block's inside with it. Prints each mode and the ratios to the plain fp32
-step. bf16 is measured only on a processor with bf16 matrix units (``matmul_speed``): without
+step. bf16 is measured only on a processor with bf16 matrix units (``has_bf16_units``): without
 them a BERT-base bf16 step takes minutes.
 
     python bench/checkpointing.py [--batch 8] [--length 128] [--steps 3]
@@ -16,7 +16,7 @@ import argparse
 
 from ctxlib.analysis.memory import parameter_count, step_cost
 from ctxlib.models.bert import BertConfig
-from ctxlib.training.precision import matmul_speed
+from ctxlib.training.precision import has_bf16_units
 
 
 def main() -> None:
@@ -27,7 +27,7 @@ def main() -> None:
     args = parser.parse_args()
     config = BertConfig()
     modes = {"plain fp32": {}, "checkpoint fp32": {"checkpointing": True}}
-    if matmul_speed().bf16_units:
+    if has_bf16_units():  # read from the processor: no timing needed
         modes["plain bf16"] = {"bf16": True}
     results = {mode: step_cost(config, batch=args.batch, length=args.length, steps=args.steps, **options)
                for mode, options in modes.items()}

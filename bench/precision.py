@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from ctxlib.training.precision import has_bf16_units, matmul_speed, processor_name
@@ -28,9 +27,9 @@ def main() -> None:
     args = parser.parse_args()
     print(f"{processor_name()}: reports bf16 matrix units: {has_bf16_units()}")
     speeds = {"quiet": matmul_speed(repeats=args.repeats)}
-    load = subprocess.Popen([sys.executable, str(LOAD)], stdout=subprocess.DEVNULL)
+    load = subprocess.Popen([sys.executable, str(LOAD)], stdout=subprocess.PIPE, text=True)
     try:
-        time.sleep(1.0)  # let the workers start
+        load.stdout.readline()  # "cpu_load: N busy worker(s) ...", once its workers have started
         speeds["every core busy"] = matmul_speed(repeats=args.repeats)
     finally:
         load.terminate()

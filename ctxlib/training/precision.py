@@ -15,6 +15,7 @@ everywhere. Every page that prints a time prints ``this_machine()`` beside it.
 
 from __future__ import annotations
 
+import functools
 import math
 import platform
 import statistics
@@ -31,6 +32,7 @@ from ctxlib._checks import check_positive_int, check_positive_real
 from ctxlib._threads import one_thread
 
 
+@functools.cache  # what the processor reports does not change while the process runs
 def _cpuinfo() -> str:
     try:
         return Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
@@ -38,6 +40,7 @@ def _cpuinfo() -> str:
         return ""
 
 
+@functools.cache
 def has_bf16_units() -> bool:
     """Whether this processor reports bf16 matrix instructions: on x86, AVX-512 BF16 or AMX tiles
     (PyTorch's own CPU capability checks); elsewhere the ``bf16`` feature in ``/proc/cpuinfo``
@@ -84,15 +87,23 @@ class MatmulSpeed:
     size: int
     fp32_gflops: float
     bf16_gflops: float
-    bf16_units: bool
 
     @property
     def bf16_speedup(self) -> float:
         """bf16's speed as a multiple of fp32's; about 2 with bf16 units, about 0.01 without."""
         return self.bf16_gflops / self.fp32_gflops
 
+    @property
+    def bf16_units(self) -> bool:
+        """Whether the processor reports bf16 units (``has_bf16_units``), whatever the timings say."""
+        return has_bf16_units()
 
-def matmul_speed(size: int = 256, seconds: float = 0.02, repeats: int = 5) -> MatmulSpeed:
+
+# matmul_speed's measurement, and this_machine's: five one-thread timings of ~0.02 s at 256 × 256.
+SPEED_SIZE, SPEED_SECONDS, SPEED_REPEATS = 256, 0.02, 5
+
+
+def matmul_speed(size: int = SPEED_SIZE, seconds: float = SPEED_SECONDS, repeats: int = SPEED_REPEATS) -> MatmulSpeed:
     """Measure fp32 and bf16 matrix products on this CPU: ``repeats`` timings of each, taken in
     turn, each about ``seconds`` long, on one thread; the median of each.
 
@@ -100,24 +111,32 @@ def matmul_speed(size: int = 256, seconds: float = 0.02, repeats: int = 5) -> Ma
     of the moment: on a busy two-core machine torch's two threads wait for each other, and an
     fp32 product measured there once ran at a fraction of its speed, so that an AVX2 processor
     (bf16 at 0.01× fp32 when measured alone) read 0.79×."""
+    return MatmulSpeed(size, *_median_gflops((torch.float32, torch.bfloat16), size, seconds, repeats))
+
+
+def _median_gflops(dtypes: tuple[torch.dtype, ...], size: int, seconds: float, repeats: int) -> list[float]:
+    """The median of ``repeats`` one-thread timings of each of ``dtypes``, taken in turn."""
     check_positive_int("repeats", repeats)
-    timings: dict[torch.dtype, list[float]] = {torch.float32: [], torch.bfloat16: []}
+    timings: dict[torch.dtype, list[float]] = {dtype: [] for dtype in dtypes}
     with one_thread():
         for _ in range(repeats):
             for dtype, values in timings.items():
                 values.append(matmul_gflops(dtype, size, seconds))
-    fp32, bf16 = (statistics.median(values) for values in timings.values())
-    return MatmulSpeed(size, fp32, bf16, has_bf16_units())
+    return [statistics.median(values) for values in timings.values()]
 
 
 def this_machine(speed: MatmulSpeed | None = None) -> str:
     """The line a page prints beside any time it shows: the time is this machine's, whose
-    one-thread fp32 speed (``matmul_speed``, measured now unless given) lets a reader scale it to
-    their own. Seconds are never compared with figures recorded on another machine."""
-    speed = matmul_speed() if speed is None else speed
+    one-thread fp32 speed (``speed``'s, else measured now as ``matmul_speed`` does, fp32 only:
+    without bf16 units a bf16 timing costs half a second) lets a reader scale it to their own.
+    Seconds are never compared with figures recorded on another machine."""
+    if speed is None:
+        size, fp32 = SPEED_SIZE, _median_gflops((torch.float32,), SPEED_SIZE, SPEED_SECONDS, SPEED_REPEATS)[0]
+    else:
+        size, fp32 = speed.size, speed.fp32_gflops
     return (f"times measured on this machine ({processor_name()}, "
-            f"{torch.get_num_threads()} torch thread(s)): one-thread fp32 {speed.size} × {speed.size} "
-            f"matrix products at {speed.fp32_gflops:.0f} GFLOPS")
+            f"{torch.get_num_threads()} torch thread(s)): one-thread fp32 {size} × {size} "
+            f"matrix products at {fp32:.0f} GFLOPS")
 
 
 @dataclass(frozen=True)

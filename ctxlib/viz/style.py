@@ -26,13 +26,10 @@ DPI = 96
 COLUMN_PX = 690  # measured in Chromium: the article column of the theme at a 1280 px window
 MIN_TEXT_PX = 9.0
 # 10 points: 9.6 px in a 10-inch figure, the widest the book draws. Tick labels, legends and
-# annotations default to it.
+# annotations are sized relative to it ("medium" by matplotlib's defaults).
 BOOK_STYLE = {
     "figure.dpi": DPI,
     "font.size": 10,
-    "legend.fontsize": "medium",
-    "xtick.labelsize": "medium",
-    "ytick.labelsize": "medium",
     "figure.hooks": ["ctxlib.viz.style:check_text_on_draw"],
 }
 
@@ -63,8 +60,10 @@ def small_texts(figure: Figure) -> list[tuple[str, float]]:
 def check_text_on_draw(figure: Figure) -> None:
     """A ``figure.hooks`` entry: warn, once per figure, when a drawn figure has text too small."""
     def on_draw(event) -> None:
+        if getattr(figure, "_ctx_small_text_reported", False):  # a widget redraws: say it once
+            return
         small = small_texts(figure)
-        if small and not getattr(figure, "_ctx_small_text_reported", False):
+        if small:
             figure._ctx_small_text_reported = True
             listed = ", ".join(f"{text!r} at {px:.1f} px" for text, px in small[:5])
             warnings.warn(f"{len(small)} text(s) of a {figure.get_figwidth():g}-inch figure would show below "

@@ -6,7 +6,8 @@ against an explicit margin, printed beside its numbers and, once ``bench/robustn
 re-executed the book under further seeds, beside the range the gap took over all of them.
 
 A finding that may not hold at another seed is not a finding. The rule the book keeps, checked by
-``tests/test_claims.py`` against the bench's record (``ctxlib/data/robustness.json``):
+``tests/test_claims.py`` against the bench's record (``ctxlib/data/robustness.json``, whose
+entries are keyed on the code that measured them: ``ctxlib.records``):
 
 - every asserted claim held at every seed the bench ran, by its margin;
 - its margin is at least the noise: how far the gap itself moved between seeds (its range,
@@ -20,7 +21,10 @@ A finding that may not hold at another seed is not a finding. The rule the book 
 Seeds: a page reads ``book_seed()`` (``$CTXBOOK_SEED``, 0 in the book) and passes it to everything
 it trains or samples, so the bench can re-run the page at seeds 1, 2, 3 unchanged. Under the bench,
 ``$CTXBOOK_CLAIMS`` names a JSON-lines file each claim is appended to, and a failing claim is
-recorded instead of raised, so one page run measures all of its claims.
+recorded instead of raised, so one page run measures all of its claims. Outside the bench, a
+claim made at a seed the record holds is checked against it (``ctxlib.records.check_against_record``):
+on the record's machine the page must reproduce the record's values exactly, or the range
+printed beside them would describe other code.
 """
 
 from __future__ import annotations
@@ -30,14 +34,13 @@ import math
 import os
 from dataclasses import asdict, dataclass
 from functools import cache
-from importlib import resources
 from numbers import Real
 
 from ctxlib._checks import check_choice
+from ctxlib.records import ROBUSTNESS, check_against_record, machine, read_record
 
 SEED_ENV = "CTXBOOK_SEED"
 RECORD_ENV = "CTXBOOK_CLAIMS"
-_RECORD_FILE = "robustness.json"
 _RELATIONS = (">", "<")
 
 
@@ -131,11 +134,18 @@ def _number(name: str, value: object) -> float:
 @cache
 def recorded_spreads() -> dict[str, Spread]:
     """The spreads ``bench/robustness.py`` last wrote, by claim name (empty before its first run)."""
-    path = resources.files("ctxlib").joinpath("data", _RECORD_FILE)
-    if not path.is_file():
-        return {}
-    record = json.loads(path.read_text(encoding="utf-8"))
-    return {name: Spread.of(entry) for name, entry in record["claims"].items()}
+    return {name: Spread.of(entry) for name, entry in read_record(ROBUSTNESS).get("claims", {}).items()}
+
+
+def _against_record(claim: Claim) -> str | None:
+    """Check a claim made outside the bench at a seed the record holds against the record's
+    values at that seed (``check_against_record``); a sentence to print when the check does not apply here."""
+    entry = read_record(ROBUSTNESS).get("claims", {}).get(claim.name)
+    if entry is None or claim.seed not in entry["seeds"] or os.environ.get(RECORD_ENV):
+        return None
+    at = entry["seeds"].index(claim.seed)
+    return check_against_record(claim.name, {"left": entry["left"][at], "right": entry["right"][at]},
+                       {"left": claim.left, "right": claim.right}, entry.get("machine", {}))
 
 
 def _describe(claim: Claim) -> str:
@@ -149,6 +159,9 @@ def _describe(claim: Claim) -> str:
         seeds = f"{min(spread.seeds)}–{max(spread.seeds)}"
         over = (f"gap {min(spread.gaps):.3g} to {max(spread.gaps):.3g} over seeds {seeds} "
                 f"(noise {spread.noise:.3g}), held at {spread.held} of {len(spread.seeds)}")
+        note = _against_record(claim)
+        if note is not None:
+            over += f" ({note})"
     if not claim.asserted:
         verdict = "not yet measured over seeds" if spread is None else spread.verdict
         return f"shown, {verdict}: {claim.name}: {words}; {over}"
@@ -173,7 +186,9 @@ def claim(name: str, left: float, relation: str, right: float, *, margin: float 
     record = os.environ.get(RECORD_ENV)
     if record:
         with open(record, "a", encoding="utf-8") as file:
-            file.write(json.dumps(asdict(result)) + "\n")
+            # With what decides its bits (ctxlib.records.machine): the record's exact check is
+            # made only where they are the same.
+            file.write(json.dumps({**asdict(result), "machine": machine()}) + "\n")
     elif result.asserted and not result.holds:
         raise AssertionError(f"{name}: {left} {relation} {right} by more than {margin} does not hold "
                              f"(gap {result.gap:.4g})")

@@ -12,7 +12,7 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
-from execute_chapters import FIRST, LOADS, SECONDS, _execute, next_page  # noqa: E402
+from execute_chapters import FIRST, LOADS, SECONDS, execute_page, next_page  # noqa: E402
 from toc import notebook_pages  # noqa: E402
 
 # The calls that load a model a chapter trains, and the chapter that trains it.
@@ -58,14 +58,14 @@ def test_every_chapter_starts_once_and_after_the_chapters_whose_models_it_loads(
 
 
 def test_a_chapter_runs_in_a_kernel_with_one_thread(tmp_path, monkeypatch):
-    monkeypatch.setenv("OMP_NUM_THREADS", "2")  # as set here, and restored after: _execute sets 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")  # as set here, and restored after: execute_page sets 1
     for name in ("MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         monkeypatch.delenv(name, raising=False)
     page = tmp_path / "threads.md"
     page.write_text("---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
                     "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n"
                     "```{code-cell} ipython3\nimport torch\nprint(torch.get_num_threads())\n```\n")
-    executed, text, read_fmt, seconds, error = _execute(page, timeout=300, allow_errors=False)
+    executed, text, read_fmt, seconds, error = execute_page(page, timeout=300, allow_errors=False)
     assert error is None
     outputs = [cell for cell in nbformat.reads(text, 4).cells if cell.cell_type == "code"][0].outputs
     assert outputs[0]["text"].strip() == "1"

@@ -10,6 +10,9 @@ export CTXBOOK_CACHE="${CTXBOOK_CACHE:-$ROOT/_build/cache}"
 # The explorers' static form: computed here, drawn by Vega in the page with no kernel
 # (ctxlib.viz.static_view). A reader's kernel, without this variable, gets the live form.
 export CTXBOOK_EXPLORERS=static
+# First, before anything runs: every figure the pages read from a record (the claims' seed
+# ranges, the exercise solutions' figures) was measured on the code the pages run now.
+python tools/records.py --check
 rm -rf _build
 start=$(date +%s)
 # Every chapter executed, two kernels at a time (one thread each, each forked from a process that

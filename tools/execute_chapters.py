@@ -95,7 +95,7 @@ def _config() -> dict:
     return yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
 
 
-def _read(page: Path) -> tuple[nbformat.NotebookNode, dict]:
+def read_page(page: Path) -> tuple[nbformat.NotebookNode, dict]:
     """The notebook MyST-NB makes of ``page`` in the build, and how it read it."""
     from myst_nb.core.config import NbParserConfig
     from myst_nb.core.read import create_nb_reader
@@ -111,13 +111,15 @@ def _read(page: Path) -> tuple[nbformat.NotebookNode, dict]:
     return reader.read(text), reader.read_fmt
 
 
-def _execute(page: Path, timeout: int, allow_errors: bool) -> tuple[Path, str | None, dict, float, str | None]:
-    """Execute ``page`` in a new kernel, as the build would: the notebook as JSON (None if it
-    failed), how MyST-NB read it, the seconds, the error."""
+def execute_page(page: Path, timeout: int, allow_errors: bool,
+                 env: dict[str, str] | None = None) -> tuple[Path, str | None, dict, float, str | None]:
+    """Execute ``page`` in a new kernel of one thread, as the build does, with ``env`` added to
+    its environment: the notebook as JSON (None if it failed), how MyST-NB read it, the
+    seconds, the error. ``bench/robustness.py`` runs the pages at other seeds through it."""
     from jupyter_cache.executors.utils import single_nb_execution
 
-    os.environ.update(ONE_THREAD)  # the kernel inherits this process's environment
-    notebook, read_fmt = _read(ROOT / page)
+    os.environ.update({**ONE_THREAD, **(env or {})})  # the kernel inherits this process's environment
+    notebook, read_fmt = read_page(ROOT / page)
     result = single_nb_execution(notebook, cwd=str((ROOT / page).parent), timeout=timeout,
                                  allow_errors=allow_errors, meta_override=True)
     if result.err is not None:
@@ -180,7 +182,7 @@ def main() -> int:
                 if not (extras and all(SECONDS.get(str(page), 0) <= EXPORT_SECONDS for page in waiting)):
                     page = next_page(waiting, done)
                     waiting.remove(page)
-                    running.add(pool.submit(_execute, page, settings["timeout"], settings["allow_errors"]))
+                    running.add(pool.submit(execute_page, page, settings["timeout"], settings["allow_errors"]))
                 else:
                     future = pool.submit(extras.pop())
                     extra_futures.add(future)

@@ -246,6 +246,16 @@ def source_digest(modules: Iterable[str], package: str = LIBRARY) -> str:
     return fingerprint(code)
 
 
+def text_digest(sources: Iterable[str], package: str = LIBRARY) -> str:
+    """SHA-256 of code given as text (a notebook's code cells, a script that is no module of
+    ``package``) and of every ``package`` module it imports, transitively, digested as
+    ``source_digest`` digests modules: syntax trees without docstrings."""
+    trees = [ast.parse(source) for source in sources]
+    imported = sorted(set().union(*(_imports(tree, package) for tree in trees)))
+    return fingerprint({"text": [ast.dump(_without_docstrings(tree)) for tree in trees],
+                        "imports": source_digest(imported, package)})
+
+
 for _module in list(sys.modules):  # the code already imported, as it was imported
     if _module == LIBRARY or _module.startswith(LIBRARY + "."):
         _source(_module)

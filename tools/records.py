@@ -1,0 +1,166 @@
+"""What each entry of the book's records was measured on, and which entries no longer match.
+
+    python tools/records.py --check      # the build's first step: fails naming every stale entry
+
+The records (``ctxlib.records``): ``robustness.json``, written by ``bench/robustness.py`` from
+the pages that make claims, and ``exercises.json``, written by ``bench/exercise_record.py`` from
+the experiments in ``bench/exercises/<page>.py``. Each entry stores the ``digest`` of what
+produced it, computed here:
+
+- a page: its code cells as MyST-NB reads them (``tools/execute_chapters.py``);
+- an exercise: its bench file and the bench files it imports (``bench/exercises/_common.py``, ...);
+
+each with the ctxlib modules that code imports, transitively (``ctxlib.training.cache.text_digest``,
+the experiment cache's digest: syntax trees, so comments and docstrings do not count), every
+file ctxlib ships as data except the records themselves, and torch's version. An entry is
+stale when that digest changed, when the page or file it came from is gone, and a page or file
+that should have entries but has none is missing; ``--check`` lists them all and exits 1,
+and the benches' ``--stale`` reruns exactly those.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import functools
+import sys
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+from ctxlib.records import EXERCISES, RECORDS, ROBUSTNESS, read_record  # noqa: E402
+from ctxlib.training.cache import fingerprint, text_digest  # noqa: E402
+
+BOOK = ROOT / "book"
+DATA = ROOT / "ctxlib" / "data"
+EXERCISE_DIR = ROOT / "bench" / "exercises"
+BENCH = ROOT / "bench"
+
+
+@functools.cache
+def data_digest() -> str:
+    """Every file ctxlib ships as data, by path and bytes, but the records (which hold digests)."""
+    files = sorted(path for path in DATA.rglob("*") if path.is_file() and path.suffix != ".py"
+                   and path.name not in RECORDS and "__pycache__" not in path.parts)
+    return fingerprint({str(path.relative_to(DATA)): path.read_bytes() for path in files})
+
+
+def code_digest(sources: list[str]) -> str:
+    """The digest of code given as text, with what it imports from ctxlib, ctxlib's data and torch's version."""
+    return fingerprint({"code": text_digest(sources), "data": data_digest(), "torch": str(torch.__version__)})
+
+
+def page_cells(page: Path) -> list[str]:
+    """The code cells of ``page`` as the build executes them."""
+    from execute_chapters import read_page
+
+    notebook, _ = read_page(page)
+    return [cell.source for cell in notebook.cells if cell.cell_type == "code"]
+
+
+@functools.cache
+def page_digest(page: Path) -> str:
+    """The digest of what a page's claims were measured on (see the module docstring)."""
+    return code_digest(page_cells(page))
+
+
+def _local_imports(file: Path) -> list[Path]:
+    """``file`` and the bench files it imports (``from _common import ...``), transitively."""
+    found, pending = [], [file]
+    while pending:
+        current = pending.pop()
+        if current in found:
+            continue
+        found.append(current)
+        for node in ast.walk(ast.parse(current.read_text(encoding="utf-8"))):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else [])
+            for name in names:
+                for folder in (current.parent, BENCH):
+                    candidate = folder / f"{name.split('.')[0]}.py"
+                    if candidate.is_file():
+                        pending.append(candidate)
+                        break
+    return sorted(found)
+
+
+@functools.cache
+def exercise_digest(file: Path) -> str:
+    """The digest of what an exercise file's runs were measured on (see the module docstring)."""
+    return code_digest([path.read_text(encoding="utf-8") for path in _local_imports(file)])
+
+
+def claim_pages() -> list[Path]:
+    """The pages in reading order (``_toc.yml``) whose code makes a claim."""
+    from toc import notebook_pages
+
+    return [ROOT / page for page in notebook_pages() if "claim(" in (ROOT / page).read_text(encoding="utf-8")]
+
+
+def exercise_files() -> list[Path]:
+    """``bench/exercises/<page>.py``, one per page whose solutions quote a measurement."""
+    return sorted(path for path in EXERCISE_DIR.glob("*.py") if not path.name.startswith("_"))
+
+
+def stale_robustness(record: dict | None = None) -> dict[str, list[str]]:
+    """Per page stem, why its robustness entries must be remeasured (empty: none)."""
+    record = read_record(ROBUSTNESS) if record is None else record
+    entries = record.get("claims", {})
+    pages = {page.stem: page for page in claim_pages()}
+    stale: dict[str, list[str]] = {}
+    for name, entry in entries.items():
+        page = pages.get(entry["page"])
+        if page is None:
+            stale.setdefault(entry["page"], []).append(f"{name!r}: its page makes no claim any more")
+        elif entry.get("digest") != page_digest(page):
+            stale.setdefault(entry["page"], []).append(f"{name!r}: measured on other code or data than "
+                                                       f"{page.relative_to(ROOT)} runs now")
+    for stem in sorted(set(pages) - {entry["page"] for entry in entries.values()}):
+        stale.setdefault(stem, []).append("its claims were never measured over seeds")
+    return stale
+
+
+def stale_exercises(record: dict | None = None) -> dict[str, list[str]]:
+    """Per exercise file stem (a page's), why its entries must be remeasured (empty: none)."""
+    record = read_record(EXERCISES) if record is None else record
+    entries = record.get("exercises", {})
+    files = {file.stem: file for file in exercise_files()}
+    stale: dict[str, list[str]] = {}
+    for name, entry in entries.items():
+        file = files.get(entry["page"])
+        if file is None:
+            stale.setdefault(entry["page"], []).append(f"{name!r}: bench/exercises/{entry['page']}.py is gone")
+        elif entry.get("digest") != exercise_digest(file):
+            stale.setdefault(entry["page"], []).append(f"{name!r}: measured on other code or data than "
+                                                       f"{file.relative_to(ROOT)} runs now")
+    for stem in sorted(set(files) - {entry["page"] for entry in entries.values()}):
+        stale.setdefault(stem, []).append("its exercises were never measured")
+    return stale
+
+
+def report() -> list[str]:
+    """One line per stale entry of either record, with the command that remeasures it."""
+    lines = []
+    for title, stale, command in (("robustness.json", stale_robustness(), "bench/robustness.py --stale --write"),
+                                  ("exercises.json", stale_exercises(), "bench/exercise_record.py --stale --write")):
+        for stem, reasons in stale.items():
+            lines += [f"{title}: {stem}: {reason}  (remeasure: python {command})" for reason in reasons]
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 when any entry is stale")
+    args = parser.parse_args()
+    lines = report()
+    for line in lines:
+        print(line)
+    print(f"== records: {len(lines)} stale entries" if lines else "== records: every entry measured on the code it describes")
+    return 1 if lines and args.check else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -105,6 +105,18 @@ def exercise_files() -> list[Path]:
     return sorted(path for path in EXERCISE_DIR.glob("*.py") if not path.name.startswith("_"))
 
 
+def exercise_numbers(file: Path) -> list[int]:
+    """The exercise numbers ``file`` marks (``@exercise(4)``), read from its source without running it."""
+    numbers = []
+    for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FunctionDef):
+            for decorator in node.decorator_list:
+                if (isinstance(decorator, ast.Call) and getattr(decorator.func, "id", None) == "exercise"
+                        and decorator.args and isinstance(decorator.args[0], ast.Constant)):
+                    numbers.append(decorator.args[0].value)
+    return sorted(numbers)
+
+
 def stale_robustness(record: dict | None = None) -> dict[str, list[str]]:
     """Per page stem, why its robustness entries must be remeasured (empty: none)."""
     record = read_record(ROBUSTNESS) if record is None else record
@@ -136,8 +148,10 @@ def stale_exercises(record: dict | None = None) -> dict[str, list[str]]:
         elif entry.get("digest") != exercise_digest(file):
             stale.setdefault(entry["page"], []).append(f"{name!r}: measured on other code or data than "
                                                        f"{file.relative_to(ROOT)} runs now")
-    for stem in sorted(set(files) - {entry["page"] for entry in entries.values()}):
-        stale.setdefault(stem, []).append("its exercises were never measured")
+    for stem, file in files.items():
+        for number in exercise_numbers(file):
+            if f"{stem}:{number}" not in entries:
+                stale.setdefault(stem, []).append(f"'{stem}:{number}': never measured")
     return stale
 
 

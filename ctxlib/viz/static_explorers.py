@@ -262,7 +262,9 @@ def scalar_mix_static(tasks: Sequence[str], layer_names: Sequence[str], learning
     (``s0`` … ``sL``), γ and the held-out accuracy at ``points`` + 1 evenly spaced moments of each
     run (``progress``: lr, steps, task indices, pct, step, gamma, accuracy, s0 …); a slider
     moves through the run (its % of training)."""
-    panel, gap, height = 330, 90, 220
+    # Two panels and their axes within the page's column (~690 px): wider, the page shrinks the
+    # drawing and its 10 px text falls below 9 px (tests/browser/test_explorers.py).
+    panel, gap, height = 255, 80, 220
     fields = [f"s{j}" for j in range(len(layer_names))]
     labels = [f"s_{j} ({name})" for j, name in enumerate(layer_names)]
     signals = [

@@ -83,3 +83,42 @@ def test_no_cell_output_is_a_raw_repr(soup):
     raw = [output.get_text()[:120] for output in tree.select("div.cell_output")
            if re.search(r"\b(Claim|Spread|History|FineTuned)\((name|seeds|steps|setting)=", output.get_text())]
     assert not raw, f"{page}: raw reprs in the page: {raw[:3]}"
+
+
+def test_every_figure_has_a_caption(soup):
+    """Every image a cell draws and every explorer sits in a figure whose caption says what to
+    look at (MyST-NB's cell option ``mystnb.figure.caption``)."""
+    page, tree = soup
+    bare = []
+    for output in tree.select("div.cell_output"):
+        for shown in output.select("img, div.ctx-explorer"):
+            figure = shown.find_parent("figure")
+            caption = figure.find("figcaption") if figure is not None else None
+            if caption is None or len(caption.get_text(" ", strip=True)) < 20:
+                bare.append(shown.get("src") or shown.get("class"))
+    assert not bare, f"{page}: figures without a caption: {bare}"
+
+
+# A claim's printed line (ctxlib.claims._describe): its scores, the page's gap where asserted,
+# and the record's range of the gap over the seeds.
+CLAIM_LINE = re.compile(r"(?:holds|FAILS|shown, [^:\n]*): (?P<name>[^\n]+?): (?P<left>-?[\d.e+-]+) (?P<rel>[<>]) "
+                        r"(?P<right>-?[\d.e+-]+)[^;\n]*?(?: \(gap (?P<gap>-?[\d.e+-]+)\))?; gap (?P<low>-?[\d.e+-]+) "
+                        r"to (?P<high>-?[\d.e+-]+) over seeds(?P<rest>[^\n]*)")
+
+
+def test_every_claim_gap_lies_in_the_range_printed_beside_it(soup):
+    """The page's own gap lies within the recorded range of gaps, on the machine that measured
+    the record (elsewhere the line says so, and its gap is a new sample that may fall outside)."""
+    page, tree = soup
+    text = "\n".join(output.get_text() for output in tree.select("div.cell_output"))
+    outside = []
+    for line in CLAIM_LINE.finditer(text):
+        if "recorded where" in line["rest"]:
+            continue
+        left, right, low, high = (float(line[key]) for key in ("left", "right", "low", "high"))
+        gap = float(line["gap"]) if line["gap"] else (left - right if line["rel"] == ">" else right - left)
+        # Printed to 3-4 significant figures: allow the rounding of each number.
+        slack = 5e-4 * (abs(left) + abs(right)) + 5e-3 * max(abs(low), abs(high), abs(gap))
+        if not low - slack <= gap <= high + slack:
+            outside.append(f"{line['name']}: gap {gap:.4g} outside {low:.4g} to {high:.4g}")
+    assert not outside, f"{page}: claims whose gap is outside the recorded range: {outside}"

@@ -404,3 +404,29 @@ def test_the_explorers_scripts_are_vendored_and_loaded_where_needed():
         text = (HTML / page).read_text(encoding="utf-8", errors="replace")
         has_explorer, loads_vega = 'class="ctx-explorer"' in text, "vendor/vega/vega.min.js" in text
         assert has_explorer == loads_vega, f"{page}: explorer {has_explorer}, loads Vega {loads_vega}"
+
+
+# Every text an explorer draws, at the size it reaches the reader: the font size Vega set, times
+# the scale at which the page shows the drawing (a drawing wider than its column is shrunk;
+# the length of the transform's first column, so that a rotated axis title counts too).
+_TEXT_SIZES_JS = r"""
+element => Array.from(element.querySelectorAll('svg text')).filter(t => t.textContent.trim()).map(t => ({
+  text: t.textContent.trim().slice(0, 40),
+  px: parseFloat(getComputedStyle(t).fontSize) * Math.hypot(t.getScreenCTM().a, t.getScreenCTM().b),
+}))
+"""
+SMALLEST_TEXT_PX = 9  # the floor ctxlib.viz.style holds matplotlib's figures to
+
+
+@pytest.mark.parametrize("page_rel", EXPLORER_PAGES or [pytest.param(None, id="no-explorer-page")])
+def test_explorer_text_is_readable_at_the_page_width(browser, site, page_rel):
+    if page_rel is None:
+        _missing("no built page with a static explorer", f"under {HTML} (build with CTXBOOK_EXPLORERS=static)")
+    context, page, problems = _open(browser, site, page_rel)
+    try:
+        small = [f"{size['text']!r} at {size['px']:.1f} px" for element in page.query_selector_all("div.ctx-explorer")
+                 for size in page.evaluate(_TEXT_SIZES_JS, element) if size["px"] < SMALLEST_TEXT_PX]
+    finally:
+        context.close()
+    assert not problems, f"{page_rel}:\n  " + "\n  ".join(problems)
+    assert not small, f"{page_rel}: explorer text below {SMALLEST_TEXT_PX} px: {small[:10]}"

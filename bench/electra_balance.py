@@ -15,6 +15,7 @@ on 2 cores.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import torch
 
@@ -26,6 +27,7 @@ from ctxlib.models.bert import BertForPreTraining
 from ctxlib.models.electra import Electra
 from ctxlib.studies.bert_pretraining import BATCH_SIZE, book_bert
 from ctxlib.studies.electra_pretraining import ELECTRA_MASKING, ELECTRA_TRAINING, book_electra, electra_scores
+from ctxlib.training.loop import TrainConfig
 from ctxlib.training.pretraining_data import corpus_pairs, heldout_batches, pretraining_batches
 
 VARIANTS = {
@@ -44,14 +46,31 @@ def top_layer_probes(encoder: torch.nn.Module, tokenizer, corpus) -> dict[str, f
     return {task: scores[task][-1] for task in PROBES}
 
 
-def main() -> None:
-    corpus = load_corpus()
+def relative_compute(corpus) -> Callable[[Electra, dict, TrainConfig], float]:
+    """A function giving an ELECTRA run's training FLOPs as a multiple of the mini-BERT's run, both
+    counted on one pretraining batch: ``relative(model, options, training)`` for a model built with
+    ``options`` (a VARIANTS entry; its generator shape counts) and trained for ``training.steps``."""
     bert, bert_history, tokenizer = book_bert(corpus)
     batch = next(pretraining_batches(corpus_pairs(corpus, "train", tokenizer), tokenizer, BATCH_SIZE, seed=0,
                                      **ELECTRA_MASKING))
     torch.manual_seed(0)
     fresh_bert = BertForPreTraining(bert.config)
     bert_run = len(bert_history.steps) * training_flops(lambda: fresh_bert(**batch, masked_only=True).loss)
+
+    def relative(model: Electra, options: dict, training: TrainConfig) -> float:
+        shape = Electra(model.config, **{k: v for k, v in options.items() if k.startswith("generator")})
+        step = training_flops(lambda: shape(batch["input_ids"], labels=batch["labels"],
+                                            attention_mask=batch["attention_mask"],
+                                            token_type_ids=batch["token_type_ids"]).loss)
+        return training.steps * step / bert_run
+
+    return relative
+
+
+def main() -> None:
+    corpus = load_corpus()
+    bert, bert_history, tokenizer = book_bert(corpus)
+    relative = relative_compute(corpus)
     reference = top_layer_probes(bert.bert, tokenizer, corpus)
     heldout = heldout_batches(corpus, tokenizer, **ELECTRA_MASKING)
     print(f"mini-BERT (MLM + NSP, {len(bert_history.steps)} steps): "
@@ -62,13 +81,9 @@ def main() -> None:
         options = dict(options)
         training = dataclasses.replace(ELECTRA_TRAINING, **options.pop("training", {}))
         model, _, _ = book_electra(corpus, training=training, **options)
-        shape = Electra(model.config, **{k: v for k, v in options.items() if k.startswith("generator")})
-        step = training_flops(lambda: shape(batch["input_ids"], labels=batch["labels"],
-                                            attention_mask=batch["attention_mask"],
-                                            token_type_ids=batch["token_type_ids"]).loss)
         scores = electra_scores(model, heldout)
         probes = top_layer_probes(model.discriminator, tokenizer, corpus)
-        print(f"{name:40s} {training.steps * step / bert_run:8.2f} {scores.replaced_recall:7.1%} "
+        print(f"{name:40s} {relative(model, options, training):8.2f} {scores.replaced_recall:7.1%} "
               f"{scores.generator_accuracy:9.1%} {probes[PROBES[0]] / reference[PROBES[0]]:6.2f} "
               f"{probes[PROBES[1]] / reference[PROBES[1]]:6.2f}")
 

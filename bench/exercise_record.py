@@ -36,6 +36,7 @@ EXERCISE_DIR = ROOT / "bench" / "exercises"
 for folder in (EXERCISE_DIR, ROOT / "bench", ROOT / "tools"):
     sys.path.insert(0, str(folder))
 
+from ctxlib._files import atomic_path  # noqa: E402
 from ctxlib.records import EXERCISES, machine, read_record  # noqa: E402
 
 from records import exercise_digest, exercise_files  # noqa: E402
@@ -93,9 +94,8 @@ def update_record(entries: dict[str, dict | None]) -> None:
         else:
             record["exercises"][name] = entry
     record["exercises"] = dict(sorted(record["exercises"].items()))
-    partial = RECORD.with_name(f".{RECORD.name}.{os.getpid()}")
-    partial.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    partial.replace(RECORD)
+    with atomic_path(RECORD) as partial:
+        partial.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def main() -> int:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
@@ -35,6 +34,7 @@ from pathlib import Path
 
 import nbformat
 
+from ctxlib._files import atomic_path
 from ctxlib.claims import RECORD_ENV, SEED_ENV, Claim, Spread
 from ctxlib.records import ROBUSTNESS, read_record
 
@@ -206,9 +206,8 @@ def main() -> int:
                                 text=True).stdout.strip()
         text = json.dumps({"seeds": sorted(seeds), "commit": commit, "claims": {**kept, **claims}},
                           indent=1) + "\n"
-        partial = RECORD.with_name(f".{RECORD.name}.{os.getpid()}")
-        partial.write_text(text, encoding="utf-8")
-        partial.replace(RECORD)
+        with atomic_path(RECORD) as partial:
+            partial.write_text(text, encoding="utf-8")
         print(f"written {RECORD.relative_to(ROOT)}")
     return 1 if bad else 0
 

@@ -24,6 +24,7 @@ import argparse
 import ast
 import functools
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -117,19 +118,26 @@ def exercise_numbers(file: Path) -> list[int]:
     return sorted(numbers)
 
 
-def stale_robustness(record: dict | None = None) -> dict[str, list[str]]:
-    """Per page stem, why its robustness entries must be remeasured (empty: none)."""
-    record = read_record(ROBUSTNESS) if record is None else record
-    entries = record.get("claims", {})
-    pages = {page.stem: page for page in claim_pages()}
+def _stale(entries: dict[str, dict], sources: dict[str, Path], digest: Callable[[Path], str],
+           gone: str) -> dict[str, list[str]]:
+    """Per source stem, why its entries must be remeasured: entries whose source is ``gone`` or
+    whose digest is not the source's now."""
     stale: dict[str, list[str]] = {}
     for name, entry in entries.items():
-        page = pages.get(entry["page"])
-        if page is None:
-            stale.setdefault(entry["page"], []).append(f"{name!r}: its page makes no claim any more")
-        elif entry.get("digest") != page_digest(page):
+        source = sources.get(entry["page"])
+        if source is None:
+            stale.setdefault(entry["page"], []).append(f"{name!r}: {gone}")
+        elif entry.get("digest") != digest(source):
             stale.setdefault(entry["page"], []).append(f"{name!r}: measured on other code or data than "
-                                                       f"{page.relative_to(ROOT)} runs now")
+                                                       f"{source.relative_to(ROOT)} runs now")
+    return stale
+
+
+def stale_robustness(record: dict | None = None) -> dict[str, list[str]]:
+    """Per page stem, why its robustness entries must be remeasured (empty: none)."""
+    entries = (read_record(ROBUSTNESS) if record is None else record).get("claims", {})
+    pages = {page.stem: page for page in claim_pages()}
+    stale = _stale(entries, pages, page_digest, "its page makes no claim any more")
     for stem in sorted(set(pages) - {entry["page"] for entry in entries.values()}):
         stale.setdefault(stem, []).append("its claims were never measured over seeds")
     return stale
@@ -137,17 +145,9 @@ def stale_robustness(record: dict | None = None) -> dict[str, list[str]]:
 
 def stale_exercises(record: dict | None = None) -> dict[str, list[str]]:
     """Per exercise file stem (a page's), why its entries must be remeasured (empty: none)."""
-    record = read_record(EXERCISES) if record is None else record
-    entries = record.get("exercises", {})
+    entries = (read_record(EXERCISES) if record is None else record).get("exercises", {})
     files = {file.stem: file for file in exercise_files()}
-    stale: dict[str, list[str]] = {}
-    for name, entry in entries.items():
-        file = files.get(entry["page"])
-        if file is None:
-            stale.setdefault(entry["page"], []).append(f"{name!r}: bench/exercises/{entry['page']}.py is gone")
-        elif entry.get("digest") != exercise_digest(file):
-            stale.setdefault(entry["page"], []).append(f"{name!r}: measured on other code or data than "
-                                                       f"{file.relative_to(ROOT)} runs now")
+    stale = _stale(entries, files, exercise_digest, "its bench file is gone")
     for stem, file in files.items():
         for number in exercise_numbers(file):
             if f"{stem}:{number}" not in entries:

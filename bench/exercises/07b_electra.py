@@ -10,9 +10,7 @@ import dataclasses
 import torch
 from transformers import BertTokenizerFast
 
-from ctxlib.analysis.memory import training_flops
 from ctxlib.data.corpus import load_corpus
-from ctxlib.models.bert import BertForPreTraining
 from ctxlib.models.electra import Electra, discriminator_loss, replaced_token_labels
 from ctxlib.objectives.masking import IGNORE_INDEX
 from ctxlib.studies.bert_pretraining import BATCH_SIZE, book_bert
@@ -20,7 +18,7 @@ from ctxlib.studies.electra_pretraining import ELECTRA_MASKING, ELECTRA_TRAINING
 from ctxlib.training.loop import History, TrainConfig, fit, seeded
 from ctxlib.training.pretraining_data import corpus_pairs, heldout_batches, pretraining_batches
 
-from electra_balance import VARIANTS, top_layer_probes
+from electra_balance import VARIANTS, relative_compute, top_layer_probes
 
 from _common import exercise
 
@@ -151,22 +149,12 @@ def paper_generator_shape() -> dict:
 
     Each one's compute as a multiple of the mini-BERT's run, and the paper shape's held-out recall
     and top-layer probes."""
-    corpus = load_corpus()
-    bert, bert_history, tokenizer = book_bert(corpus)
-    batch = next(pretraining_batches(corpus_pairs(corpus, "train", tokenizer), tokenizer, BATCH_SIZE, seed=0,
-                                     **ELECTRA_MASKING))  # FLOPs counted as bench/electra_balance.py counts them
-    torch.manual_seed(0)
-    fresh_bert = BertForPreTraining(bert.config)
-    bert_run = len(bert_history.steps) * training_flops(lambda: fresh_bert(**batch, masked_only=True).loss)
+    relative = relative_compute(load_corpus())  # FLOPs counted as bench/electra_balance.py counts them
 
     def compute(variant: str) -> float:
         """The variant's training run in FLOPs, as a multiple of the mini-BERT's."""
         model, training, _, _ = electra_variant(variant)
-        shape = Electra(model.config, **{k: v for k, v in VARIANTS[variant].items() if k.startswith("generator")})
-        step = training_flops(lambda: shape(batch["input_ids"], labels=batch["labels"],
-                                            attention_mask=batch["attention_mask"],
-                                            token_type_ids=batch["token_type_ids"]).loss)
-        return training.steps * step / bert_run
+        return relative(model, VARIANTS[variant], training)
 
     paper_shape = "paper's generator shape: 2 blocks × 32"
     book, paper = compute("the book's ELECTRA"), compute(paper_shape)

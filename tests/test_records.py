@@ -73,15 +73,9 @@ def test_changing_one_ctxlib_function_names_the_entries_that_depend_on_it(tmp_pa
 
 def _closure(cells: list[str]) -> set[str]:
     """The ctxlib modules a page's code imports, transitively, by the experiment cache's reading."""
-    from ctxlib.training import cache
+    from ctxlib.training.cache import imported_modules
 
-    found, pending = set(), sorted(set().union(*(cache._imports(ast.parse(cell), "ctxlib") for cell in cells)))
-    while pending:
-        module = pending.pop()
-        if module not in found:
-            found.add(module)
-            pending += cache._code(module, "ctxlib")[1] or []
-    return found
+    return set(imported_modules(cells))
 
 
 def test_a_page_that_changes_or_never_ran_is_stale(monkeypatch):
@@ -107,12 +101,26 @@ def test_data_and_comments_count_as_they_should(tmp_path, monkeypatch):
     record_tool.data_digest.cache_clear()
     try:
         assert record_tool.code_digest(cells) == digest
-        lexicon = data / "corpus_lexicon.json"
-        lexicon.write_bytes(lexicon.read_bytes() + b" ")
+        (data / "a_chapters_new_data.json").write_text("{}")  # no module names it: no page reads it
+        record_tool.data_digest.cache_clear()
+        assert record_tool.code_digest(cells) == digest
+        read = record_tool.named_data(sorted(_closure(cells)))[0]  # a file the page's code reads
+        changed = read  # under the copy: DATA points there
+        changed.write_bytes(changed.read_bytes() + b" ")
         record_tool.data_digest.cache_clear()
         assert record_tool.code_digest(cells) != digest
     finally:
         record_tool.data_digest.cache_clear()
+
+
+def test_every_data_file_is_named_by_a_module():
+    """A data file that no ctxlib module names could be read without entering any digest."""
+    from ctxlib.training.cache import imported_modules
+
+    everything = imported_modules(["import ctxlib"] + [f"import ctxlib.{path.relative_to(ROOT / 'ctxlib').with_suffix('').as_posix().replace('/', '.')}"
+                                                       for path in (ROOT / "ctxlib").rglob("*.py") if path.name != "__init__.py"])
+    named = set(record_tool.named_data(everything))
+    assert [path.relative_to(ROOT) for path in record_tool.data_files() if path not in named] == []
 
 
 def test_the_same_run_on_the_record_machine_must_reproduce_the_record():

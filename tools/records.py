@@ -11,8 +11,9 @@ produced it, computed here:
 - an exercise: its bench file and the bench files it imports (``bench/exercises/_common.py``, ...);
 
 each with the ctxlib modules that code imports, transitively (``ctxlib.training.cache.text_digest``,
-the experiment cache's digest: syntax trees, so comments and docstrings do not count), every
-file ctxlib ships as data except the records themselves, and torch's version. An entry is
+the experiment cache's digest: syntax trees, so comments and docstrings do not count), the data
+files those modules name (``named_data``: a new data file for one chapter stales only the pages
+whose code reads it), and torch's version. An entry is
 stale when that digest changed, when the page or file it came from is gone, and a page or file
 that should have entries but has none is missing; ``--check`` lists them all and exits 1,
 and the benches' ``--stale`` reruns exactly those.
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import ast
 import functools
+import importlib.util
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -33,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
 from ctxlib.records import EXERCISES, RECORDS, ROBUSTNESS, read_record  # noqa: E402
-from ctxlib.training.cache import fingerprint, text_digest  # noqa: E402
+from ctxlib.training.cache import fingerprint, imported_modules, text_digest  # noqa: E402
 
 BOOK = ROOT / "book"
 DATA = ROOT / "ctxlib" / "data"
@@ -41,17 +43,40 @@ EXERCISE_DIR = ROOT / "bench" / "exercises"
 BENCH = ROOT / "bench"
 
 
+def data_files() -> list[Path]:
+    """Every file ctxlib ships as data but the records (which hold digests)."""
+    return sorted(path for path in DATA.rglob("*") if path.is_file() and path.suffix != ".py"
+                  and path.name not in RECORDS and "__pycache__" not in path.parts)
+
+
 @functools.cache
-def data_digest() -> str:
-    """Every file ctxlib ships as data, by path and bytes, but the records (which hold digests)."""
-    files = sorted(path for path in DATA.rglob("*") if path.is_file() and path.suffix != ".py"
-                   and path.name not in RECORDS and "__pycache__" not in path.parts)
-    return fingerprint({str(path.relative_to(DATA)): path.read_bytes() for path in files})
+def _named_strings(module: str) -> frozenset[str]:
+    """The string constants in ``module``'s source: where a module names the data it reads."""
+    origin = importlib.util.find_spec(module).origin
+    tree = ast.parse(Path(origin).read_text(encoding="utf-8"))
+    return frozenset(node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)
+                     and isinstance(node.value, str))
+
+
+def named_data(modules: list[str]) -> list[Path]:
+    """The data files that ``modules`` name: by file name, or by the folder they sit in under
+    ``ctxlib/data`` (``task_files``). ``tests/test_records.py`` checks that every data file is
+    named by some module, so none is read without being digested."""
+    names = frozenset().union(*(_named_strings(module) for module in modules))
+    return [path for path in data_files() if path.name in names or path.relative_to(DATA).parts[0] in names]
+
+
+@functools.cache
+def data_digest(modules: tuple[str, ...]) -> str:
+    """The data files ``modules`` name, by path and bytes."""
+    return fingerprint({str(path.relative_to(DATA)): path.read_bytes() for path in named_data(list(modules))})
 
 
 def code_digest(sources: list[str]) -> str:
-    """The digest of code given as text, with what it imports from ctxlib, ctxlib's data and torch's version."""
-    return fingerprint({"code": text_digest(sources), "data": data_digest(), "torch": str(torch.__version__)})
+    """The digest of code given as text, with what it imports from ctxlib, the data those modules
+    read and torch's version."""
+    modules = tuple(imported_modules(sources))
+    return fingerprint({"code": text_digest(sources), "data": data_digest(modules), "torch": str(torch.__version__)})
 
 
 def page_cells(page: Path) -> list[str]:

@@ -26,3 +26,12 @@ def recall_longer() -> dict:
     learned = [d for d in distances if accuracy[d] > 0.5 + two_se]
     return {**{f"accuracy_{d}": a for d, a in accuracy.items()}, "above_chance": len(learned),
             "above_chance_at": and_list([str(d) for d in learned]) or "none"}
+
+
+@exercise(3)
+def forget_gate_start() -> dict:
+    """The page's 150-step recall at distances 8, 16 and 32 from two starts of the BiLSTM's forget
+    gates: bilm-tf's bias of 1 (the page's) and PyTorch's ``nn.LSTM`` default of 0."""
+    distances = (8, 16, 32)
+    return {f"bias{bias}_{d}": recall_accuracy("BiLSTM", d, forget_bias=float(bias))
+            for bias in (0, 1) for d in distances}

@@ -146,6 +146,24 @@ class BertPreTrainingOutput:
     attentions: tuple[torch.Tensor, ...] | None = None
 
 
+def init_bert_module(module: nn.Module, std: float = 0.02) -> None:
+    """BERT's initialisation of one module, as transformers' ``BertPreTrainedModel._init_weights``
+    and Google's ``modeling.py`` (truncated there, plain here, as in transformers): every linear
+    layer and embedding table, the position table included, from N(0, ``std``); zero biases and
+    padding rows; LayerNorm at weight 1, bias 0. ``model.apply(partial(init_bert_module, std=...))``
+    starts any model built from BERT's parts (ELECTRA, the heads, §4.4's position LMs) the same way."""
+    if isinstance(module, (nn.Linear, nn.Embedding)):
+        nn.init.normal_(module.weight, mean=0.0, std=std)
+    if isinstance(module, nn.Linear) and module.bias is not None:
+        nn.init.zeros_(module.bias)
+    if isinstance(module, nn.Embedding) and module.padding_idx is not None:
+        with torch.no_grad():
+            module.weight[module.padding_idx].zero_()
+    if isinstance(module, nn.LayerNorm):
+        nn.init.ones_(module.weight)
+        nn.init.zeros_(module.bias)
+
+
 class BertEmbeddings(nn.Module):
     """Eq 3.2: ``e_t = e_tok + e_pos + e_seg``, then LayerNorm and dropout; with a factorised
     ``embedding_size`` (ALBERT, ELECTRA-small), then a linear map to ``hidden_size``."""
@@ -272,18 +290,8 @@ class BertPreTrainedModel(nn.Module):
     config: BertConfig
 
     def _init_module(self, module: nn.Module) -> None:
-        """BERT's initialisation: N(0, initializer_range) weights, zero biases, unit LayerNorm."""
-        std = self.config.initializer_range
-        if isinstance(module, (nn.Linear, nn.Embedding)):
-            nn.init.normal_(module.weight, mean=0.0, std=std)
-        if isinstance(module, nn.Linear) and module.bias is not None:
-            nn.init.zeros_(module.bias)
-        if isinstance(module, nn.Embedding) and module.padding_idx is not None:
-            with torch.no_grad():
-                module.weight[module.padding_idx].zero_()
-        if isinstance(module, nn.LayerNorm):
-            nn.init.ones_(module.weight)
-            nn.init.zeros_(module.bias)
+        """BERT's initialisation of one module (``init_bert_module``) at this config's range."""
+        init_bert_module(module, self.config.initializer_range)
 
     def tied_keys(self) -> tuple[str, ...]:
         """State-dict entries that alias another parameter and are not written to disk."""

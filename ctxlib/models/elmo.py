@@ -12,6 +12,12 @@ The architecture, as the errata correct the notes' diagram:
 * layer j's representation is ``[h→_{t,j}; h←_{t,j}]``; layer 0 is the token layer, doubled to
   the same width. ``Elmo`` returns all L + 1 of them; ``ScalarMix`` (eq 2.5) mixes them.
 
+A model built here starts as bilm-tf's ``training.py`` starts one (each module's
+``reset_parameters``): characters U(−1, 1); convolutions U(±0.05) under ReLU, N(0, 1/(width·dim))
+under tanh; highway and projection weights N(0, 1/fan_in) with the highway gate's bias at −2 (so
+each layer starts by passing its input through); LSTM kernels Glorot-uniform with zero biases but
+the forget gate's at 1 (TensorFlow's ``forget_bias``); the softmax N(0, 1/projection_dim).
+
 ``Elmo.from_allennlp`` reads the bilm-tf / AllenNLP files (``options.json`` and an hdf5 weight
 file), so the released 93.6M-parameter model loads as well as the small one the book trains.
 """
@@ -30,7 +36,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ctxlib._checks import (check_bool, check_choice, check_index_tensor, check_nonnegative_int, check_positive_int,
-                            check_positive_real)
+                            check_positive_real, check_real)
 from ctxlib._files import as_path, read_text
 from ctxlib.layers.scalar_mix import ScalarMix
 from ctxlib.objectives.masking import IGNORE_INDEX
@@ -42,6 +48,9 @@ __all__ = ["ElmoConfig", "CharCNN", "Highway", "ProjectedLSTM", "BiLM", "Elmo", 
 # one so that 0 can mean "no character here" (padding of a batch).
 MAX_CHARACTERS = 50
 BOS_CHAR, EOS_CHAR, BOW_CHAR, EOW_CHAR, PAD_CHAR = 256, 257, 258, 259, 260
+# bilm-tf's starting biases: TensorFlow's LSTMCell(forget_bias=1.0) and the highway's b_carry.
+FORGET_BIAS = 1.0
+HIGHWAY_GATE_BIAS = -2.0
 
 
 def _marker_word(character: int) -> list[int]:
@@ -184,6 +193,17 @@ class Highway(nn.Module):
         self.transform = nn.ModuleList(nn.Linear(dim, dim) for _ in range(num_layers))
         self.gate = nn.ModuleList(nn.Linear(dim, dim) for _ in range(num_layers))
         self.activation = F.relu if activation == "relu" else torch.tanh
+        self.reset_parameters()
+
+    @torch.no_grad()
+    def reset_parameters(self) -> None:
+        """bilm-tf's start: both weights N(0, 1/dim), the transform's bias 0, the gate's −2, so
+        t = σ(−2) ≈ 0.12 and a new layer passes 88% of its input through (its ``b_carry``)."""
+        for transform, gate in zip(self.transform, self.gate):
+            for linear in (transform, gate):
+                nn.init.normal_(linear.weight, std=linear.in_features ** -0.5)
+            nn.init.zeros_(transform.bias)
+            nn.init.constant_(gate.bias, HIGHWAY_GATE_BIAS)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         for transform, gate in zip(self.transform, self.gate):
@@ -204,6 +224,22 @@ class CharCNN(nn.Module):
         self.activation = F.relu if config.activation == "relu" else torch.tanh
         self.highway = Highway(config.n_filters, config.n_highway, "relu")
         self.projection = nn.Linear(config.n_filters, config.projection_dim)
+        self.reset_parameters()
+
+    @torch.no_grad()
+    def reset_parameters(self) -> None:
+        """bilm-tf's start of the token layer (the highway starts itself, ``Highway``)."""
+        nn.init.uniform_(self.char_embedding.weight, -1.0, 1.0)
+        self.char_embedding.weight[0].zero_()  # AllenNLP's padding row: "no character here"
+        for conv in self.convolutions:
+            if self.activation is F.relu:  # Kim et al. (2016)'s ±0.05, as bilm-tf
+                nn.init.uniform_(conv.weight, -0.05, 0.05)
+            else:
+                width, dim = conv.kernel_size[0], conv.in_channels
+                nn.init.normal_(conv.weight, std=(width * dim) ** -0.5)
+            nn.init.zeros_(conv.bias)
+        nn.init.normal_(self.projection.weight, std=self.projection.in_features ** -0.5)
+        nn.init.zeros_(self.projection.bias)
 
     def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
         """``[B, T, 50]`` character ids → ``[B, T, projection_dim]`` token vectors."""
@@ -230,10 +266,33 @@ class ProjectedLSTM(nn.Module):
     """
 
     def __init__(self, input_size: int, cell_size: int, projection_dim: int,
-                 cell_clip: float | None = None, proj_clip: float | None = None, reverse: bool = False) -> None:
+                 cell_clip: float | None = None, proj_clip: float | None = None, reverse: bool = False,
+                 forget_bias: float = FORGET_BIAS) -> None:
         super().__init__()
         self.lstm = nn.LSTM(input_size, cell_size, proj_size=projection_dim, batch_first=True)
         self.cell_clip, self.proj_clip, self.reverse = cell_clip, proj_clip, reverse
+        self.forget_bias = float(check_real("forget_bias", forget_bias))
+        self.reset_parameters()
+
+    @torch.no_grad()
+    def reset_parameters(self) -> None:
+        """TensorFlow's ``LSTMCell`` as bilm-tf builds it: one Glorot-uniform kernel over
+        ``[x; h]`` → 4 gates (PyTorch splits it into ``weight_ih`` and ``weight_hh``), a Glorot-uniform
+        projection, zero biases, and the forget gate's bias at ``forget_bias`` (1, as TensorFlow's
+        ``LSTMCell(forget_bias=1.0)``, after Gers et al. 2000 and Jozefowicz et al. 2015), which
+        TensorFlow adds at run time and PyTorch's LSTM starts at 0: a new cell keeps σ(1) ≈ 73% of
+        its memory per step instead of half."""
+        lstm = self.lstm
+        gates, cell = lstm.weight_ih_l0.shape[0], lstm.hidden_size
+        fan_in = lstm.input_size + lstm.proj_size
+        bound = (6.0 / (fan_in + gates)) ** 0.5
+        nn.init.uniform_(lstm.weight_ih_l0, -bound, bound)
+        nn.init.uniform_(lstm.weight_hh_l0, -bound, bound)
+        projection_bound = (6.0 / (cell + lstm.proj_size)) ** 0.5
+        nn.init.uniform_(lstm.weight_hr_l0, -projection_bound, projection_bound)
+        nn.init.zeros_(lstm.bias_ih_l0)
+        nn.init.zeros_(lstm.bias_hh_l0)
+        lstm.bias_ih_l0[cell:2 * cell] = self.forget_bias  # PyTorch's gate order is (i, f, g, o)
 
     @property
     def clipped(self) -> bool:
@@ -315,6 +374,9 @@ class BiLM(nn.Module):
         self.forward_layers = stack(reverse=False)
         self.backward_layers = stack(reverse=True)
         self.softmax = nn.Linear(config.projection_dim, config.vocab_size) if config.vocab_size else None
+        if self.softmax is not None:  # bilm-tf: N(0, 1/projection_dim), zero bias
+            nn.init.normal_(self.softmax.weight, std=config.projection_dim ** -0.5)
+            nn.init.zeros_(self.softmax.bias)
 
     def forward(self, char_ids: torch.Tensor, *, state: dict | None = None, exact: bool | None = None) -> BiLMOutput:
         """Run both directions over ``[B, T, 50]`` character ids (boundaries are added here).
@@ -491,7 +553,7 @@ def _copy_bilm_tf_tensors(bilm: BiLM, h5) -> None:
                                torch.arange(n, 2 * n), torch.arange(3 * n, 4 * n)])
             weight = tensor(cell["W_0"]).T[order]  # [4n, input + proj]
             bias = tensor(cell["B"])
-            bias[2 * n:3 * n] += 1.0  # TensorFlow's forget_bias, in TF's (i, g, f, o) layout
+            bias[2 * n:3 * n] += FORGET_BIAS  # TensorFlow's forget_bias, in TF's (i, g, f, o) layout
             lstm = layer.lstm
             lstm.weight_ih_l0.copy_(weight[:, :lstm.input_size])
             lstm.weight_hh_l0.copy_(weight[:, lstm.input_size:])

@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 import torch.nn.functional as F
@@ -23,7 +24,7 @@ from ctxlib.data.corpus import Corpus
 from ctxlib.data.vocabulary import Vocabulary
 from ctxlib.layers.attention import causal_bias
 from ctxlib.layers.positions import alibi_bias, sinusoidal_positions
-from ctxlib.models.bert import BertConfig, BertLayer
+from ctxlib.models.bert import BertConfig, BertLayer, init_bert_module
 from ctxlib.training.cache import cached_training
 from ctxlib.training.loop import History, TrainConfig, fit, seeded
 
@@ -49,6 +50,9 @@ class PositionalLM(nn.Module):
         self.norm = nn.LayerNorm(hidden)
         self.layers = nn.ModuleList(BertLayer(config) for _ in range(layers))
         self.head = nn.Linear(hidden, vocab_size)
+        # Every scheme starts as BERT starts (the position table too: N(0, 0.02), not PyTorch's
+        # N(0, 1), which would hand the learned table positions 50 times louder than BERT's).
+        self.apply(partial(init_bert_module, std=config.initializer_range))
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         """Next-word logits ``[B, T, V]`` for ``ids`` ``[B, T]``, T at most ``max_length``."""

@@ -22,9 +22,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ctxlib._checks import check_choice, check_positive_int
-from ctxlib.models.bert import BertConfig, BertModel
-from ctxlib.models.elmo import ProjectedLSTM
+from ctxlib._checks import check_choice, check_positive_int, check_real
+from ctxlib.models.bert import BertConfig, BertModel, init_bert_module
+from ctxlib.models.elmo import FORGET_BIAS, ProjectedLSTM
 from ctxlib.training.cache import cached_training
 from ctxlib.training.loop import History, TrainConfig, fit, seeded
 
@@ -34,21 +34,36 @@ DIM = 64
 
 
 class RecallModel(nn.Module):
-    """An encoder and a linear read-out of its last position."""
+    """An encoder and a linear read-out of its last position. ``forget_bias`` starts the
+    BiLSTM's forget gates (bilm-tf's 1 by default; PyTorch's ``nn.LSTM`` starts them at 0)."""
 
-    def __init__(self, kind: str, max_length: int) -> None:
+    def __init__(self, kind: str, max_length: int, forget_bias: float = FORGET_BIAS) -> None:
         super().__init__()
         self.kind = check_choice("kind", kind, ENCODERS)
         if kind == "BiLSTM":
             self.embed = nn.Embedding(VOCAB, DIM)
-            self.forward_lstm = ProjectedLSTM(DIM, 2 * DIM, DIM)
-            self.backward_lstm = ProjectedLSTM(DIM, 2 * DIM, DIM, reverse=True)
+            self.forward_lstm = ProjectedLSTM(DIM, 2 * DIM, DIM, forget_bias=forget_bias)
+            self.backward_lstm = ProjectedLSTM(DIM, 2 * DIM, DIM, reverse=True, forget_bias=forget_bias)
         else:
             self.encoder = BertModel(BertConfig(vocab_size=VOCAB, hidden_size=DIM, num_hidden_layers=2,
                                                 num_attention_heads=4, intermediate_size=2 * DIM,
                                                 max_position_embeddings=max_length, type_vocab_size=1,
                                                 hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
         self.readout = nn.Linear(2 * DIM if kind == "BiLSTM" else DIM, 2)
+        self.reset_parameters()
+
+    @torch.no_grad()
+    def reset_parameters(self) -> None:
+        """Each arm starts as its reference starts it. The BiLSTM as bilm-tf: its LSTMs start
+        themselves (``ProjectedLSTM``: forget-gate bias 1), the word table Glorot-uniform (TensorFlow's
+        default for bilm-tf's word embedding), the read-out as bilm-tf's softmax, N(0, 1/fan_in). The
+        attention arm as BERT: its encoder starts itself, the read-out from N(0, 0.02)."""
+        if self.kind == "BiLSTM":
+            nn.init.xavier_uniform_(self.embed.weight)
+            nn.init.normal_(self.readout.weight, std=self.readout.in_features ** -0.5)
+            nn.init.zeros_(self.readout.bias)
+        else:
+            init_bert_module(self.readout, self.encoder.config.initializer_range)
 
     def encode(self, ids: torch.Tensor) -> torch.Tensor:
         if self.kind == "BiLSTM":
@@ -74,22 +89,26 @@ def recall_batches(length: int, batch_size: int, seed: int) -> Iterator[tuple[to
         yield ids, keys
 
 
-def recall_accuracy(kind: str, length: int, steps: int = 150, batch_size: int = 32, seed: int = 0) -> float:
+def recall_accuracy(kind: str, length: int, steps: int = 150, batch_size: int = 32, seed: int = 0,
+                    forget_bias: float = FORGET_BIAS) -> float:
     """Train ``kind`` on the recall task at distance ``length`` (or read it back from the cache:
-    §2.6 and §3.7 both measure distance 32); held-out accuracy (chance 0.5)."""
+    §2.6 and §3.7 both measure distance 64); held-out accuracy (chance 0.5). ``forget_bias``
+    starts the BiLSTM's forget gates (``RecallModel``)."""
     check_choice("kind", kind, ENCODERS)
     check_positive_int("length", length)
+    check_real("forget_bias", forget_bias)
 
     def build() -> RecallModel:
         with seeded(seed):
-            return RecallModel(kind, max_length=length)
+            return RecallModel(kind, max_length=length, forget_bias=forget_bias)
 
     def train(model: RecallModel) -> History:
         return fit(model, recall_batches(length, batch_size, seed), lambda m, b: F.cross_entropy(m(b[0]), b[1]),
                    TrainConfig(steps=steps, lr=3e-3, weight_decay=0.0, warmup_fraction=0.1, progress=False,
                                seed=seed))
 
-    key = {"kind": kind, "length": length, "steps": steps, "batch_size": batch_size, "seed": seed}
+    key = {"kind": kind, "length": length, "steps": steps, "batch_size": batch_size, "seed": seed,
+           "forget_bias": float(forget_bias)}
     model, _ = cached_training(f"recall-{kind}-{length}", key, build, train)
     ids, keys = next(recall_batches(length, 512, seed + 1))
     with torch.no_grad():

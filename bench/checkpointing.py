@@ -5,7 +5,7 @@ hold at once beyond the weights and gradients, counted tensor by tensor (the sam
 which is the activations the backward pass needs: all 12 blocks' without checkpointing, each
 block's input plus one block's inside with it. Prints each mode and the ratios to the plain fp32
 step. bf16 is measured only on a processor with bf16 matrix units (``has_bf16_units``): without
-them a BERT-base bf16 step takes minutes.
+them the bf16 products are emulated, far slower than fp32 (``bench/precision.py`` measures by how much).
 
     python bench/checkpointing.py [--batch 8] [--length 128] [--steps 3]
 """

@@ -60,8 +60,8 @@ class FineTuning:
 
     ``bf16`` runs the matrix products under bfloat16 autocast while weights and optimiser state
     stay fp32. It is off by default: in fp32 every processor computes the same run, while bf16
-    is faster only on a CPU with bf16 matrix units and ~100 times slower without them
-    (``ctxlib.training.precision``; section 6.2 measures both)."""
+    is faster only on a CPU with bf16 matrix units and slower without them, where the products are
+    emulated (``ctxlib.training.precision``; section 6.2 measures both on the reader's machine)."""
 
     task: str
     init: str = "minilm"

@@ -8,7 +8,8 @@ book's sense-labelled sentences (``ctxlib.data.senses``), leaving out the word i
 
 * ``lean``: the word's cosine with each sense's centroid, and
 * each of its ``k`` nearest neighbours in the table, assigned to the sense whose centroid it is
-  closer to, so that a list of neighbours reads as "mostly the finance sense".
+  closer to, so that a list of neighbours reads as "mostly the finance sense" (``nearer`` assigns
+  any vectors, so that the same share can be read for words that are not neighbours: a null).
 """
 
 from __future__ import annotations
@@ -36,6 +37,13 @@ class StaticSenses:
     word: str
     lean: dict[str, float]                    # sense → cosine(word's vector, the sense's centroid)
     neighbours: list[tuple[str, float, str]]  # (neighbour, cosine with the word, the sense it is closer to)
+    centroids: dict[str, torch.Tensor]        # sense → its context centroid
+
+    def nearer(self, vectors: torch.Tensor) -> list[str]:
+        """For each row of ``vectors``, the sense whose centroid it is closer to (by cosine)."""
+        names = list(self.centroids)
+        centre = F.normalize(torch.stack([self.centroids[n] for n in names]), dim=-1)
+        return [names[int(i)] for i in (F.normalize(vectors, dim=-1) @ centre.T).argmax(-1)]
 
     @property
     def dominant(self) -> str:
@@ -72,6 +80,7 @@ def static_senses(table: torch.Tensor, words: Sequence[str], word: str, k: int =
     pool = len(words) if candidates is None else min(candidates, len(words))
     keep = [i for i in range(pool) if _WORD.fullmatch(words[i])]
     found = nearest(table[keep], [words[i] for i in keep], vector[None], k=k, exclude_self=[word])[0]
-    closer = F.normalize(table[[index[name] for name, _ in found]], dim=-1) @ F.normalize(centre, dim=-1).T
-    return StaticSenses(word, lean, [(name, similarity, names[int(row.argmax())])
-                                     for (name, similarity), row in zip(found, closer)])
+    view = StaticSenses(word, lean, [], centroids)
+    senses_of = view.nearer(table[[index[name] for name, _ in found]])
+    view.neighbours.extend((name, similarity, sense) for (name, similarity), sense in zip(found, senses_of))
+    return view

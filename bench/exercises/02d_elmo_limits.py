@@ -18,7 +18,7 @@ TEST_SEQUENCES = 512  # recall_accuracy's held-out sequences
 def recall_longer() -> dict:
     """The BiLSTM's recall accuracy after 1,000 training steps at distances 16, 32 and 64.
 
-    Each accuracy (the page gives the 150-step ones), how many lie more than two standard errors
+    Each accuracy (the page gives the 300-step ones), how many lie more than two standard errors
     of chance (on the 512 test sequences) above it, and at which distances."""
     distances = (16, 32, 64)
     accuracy = {d: recall_accuracy("BiLSTM", d, steps=1000) for d in distances}
@@ -30,7 +30,7 @@ def recall_longer() -> dict:
 
 @exercise(3)
 def forget_gate_start() -> dict:
-    """The page's 150-step recall at distances 8, 16 and 32 from two starts of the BiLSTM's forget
+    """The page's 300-step recall at distances 8, 16 and 32 from two starts of the BiLSTM's forget
     gates: bilm-tf's bias of 1 (the page's) and PyTorch's ``nn.LSTM`` default of 0."""
     distances = (8, 16, 32)
     return {f"bias{bias}_{d}": recall_accuracy("BiLSTM", d, forget_bias=float(bias))

@@ -89,7 +89,7 @@ def recall_batches(length: int, batch_size: int, seed: int) -> Iterator[tuple[to
         yield ids, keys
 
 
-def recall_accuracy(kind: str, length: int, steps: int = 150, batch_size: int = 32, seed: int = 0,
+def recall_accuracy(kind: str, length: int, steps: int = 300, batch_size: int = 32, seed: int = 0,
                     forget_bias: float = FORGET_BIAS) -> float:
     """Train ``kind`` on the recall task at distance ``length`` (or read it back from the cache:
     §2.6 and §3.7 both measure distance 64); held-out accuracy (chance 0.5). ``forget_bias``

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from ctxlib.analysis.brown_probes import brown_pos_task, control_tags, sample_brown, selectivity_scores, unseen_share
+from ctxlib.analysis.brown_probes import (brown_pos_task, control_tags, sample_brown, seen_words, selectivity_scores,
+                                          unseen_share)
 from ctxlib.analysis.layer_probes import TokenTask
 from ctxlib.analysis.occurrences import OccurrenceVectors
 from ctxlib.data.brown import UNIVERSAL_TAGS, load_brown
@@ -70,8 +71,20 @@ def test_the_brown_task_keeps_each_word_with_its_own_universal_tag_and_vector():
     assert seen[0] == [s.words for s in train]
     for vector, word, tag in zip(task.train_layers[0], task.train_words, task.train_labels):
         sentence = train[int(vector[0]) - 1000]
-        assert sentence.words[int(vector[1])] == word and sentence.universal[int(vector[1])] == tag
+        # The type is the lowercased form: what an uncased encoder sees.
+        assert sentence.words[int(vector[1])].lower() == word and sentence.universal[int(vector[1])] == tag
         assert tag in UNIVERSAL_TAGS
     assert all(len(s.words) <= 40 for s in sample_brown("test", 300, seed=0))
     assert {s.text for s in sample_brown("test", 300, seed=0)} <= {s.text for s in load_brown("test")}
     assert 0 <= unseen_share(task) <= 1
+
+
+def test_seen_words_keeps_the_test_words_whose_type_training_holds_with_their_vectors_and_tags():
+    task = _task([[0.0], [1.0]], ["a", "b"], ["X", "Y"], [[2.0], [3.0], [4.0]], ["b", "c", "a"], ["Y", "X", "X"])
+    assert unseen_share(task) == pytest.approx(1 / 3)
+    seen = seen_words(task)
+    assert seen.test_words == ("b", "a") and seen.test_labels == ("Y", "X")
+    assert seen.test_layers[0, :, 0].tolist() == [2.0, 4.0]
+    assert seen.train_words == task.train_words and unseen_share(seen) == 0
+    with pytest.raises(ValueError, match="no test word"):
+        seen_words(_task([[0.0]], ["a"], ["X"], [[1.0]], ["z"], ["X"]))

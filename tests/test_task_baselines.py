@@ -96,7 +96,7 @@ def test_the_bag_of_words_accuracy_chooses_its_penalty_on_dev_and_scores_test():
     test = _topics("money money | finance", "fish fish | nature", "loan | nature")
     accuracy, chosen = bag_of_words_accuracy(train, dev, test, l2_grid=(1e-3, 1e-2))
     assert accuracy == pytest.approx(100 * 2 / 3)  # the last test sentence is labelled against its word
-    assert chosen == 1e-3  # both penalties score dev alike: the smaller is kept
+    assert chosen == 1e-2  # both penalties score dev alike: the larger (the simpler model) is kept
     with pytest.raises(ValueError, match="l2_grid"):
         bag_of_words_accuracy(train, dev, test, l2_grid=(-1.0,))
     with pytest.raises(ValueError, match="dev must hold at least one example"):

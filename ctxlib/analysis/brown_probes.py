@@ -4,20 +4,28 @@ floors an expert asks for: Brown's gold tags, each word's most frequent tag, and
 
 The probe is ``ctxlib.analysis.probe.linear_probe_accuracy`` on every layer's vector of a word.
 Its training words come from sentences of Brown's training texts, its test words from the test
-texts (``ctxlib.data.brown``: the split is by whole texts, so no test sentence shares an
-author or a passage with training), and the labels are the 12 universal tags.
+texts (``ctxlib.data.brown``: the split is by whole texts, so no test sentence comes from a text
+the probe was trained on), and the labels are the 12 universal tags. A word's *type* is its
+lowercased form: the encoders probed here are uncased, so "The" and "the" reach them alike, and
+the lookup, the control task and the count of unseen words all key on what the encoder sees.
 
 A high probe score can come from the probe, not the layer: a linear classifier on 384
 dimensions can memorise which word is which, and each word's tag with it. Hewitt & Liang's
 **control task** measures that capacity: every word *type* gets one tag drawn at random from
 the training tags' distribution, fixed for all its occurrences, so a probe can score above
 chance on it only by recognising the word, never by reading its syntax. **Selectivity** is the
-probe's accuracy on the real tags minus its accuracy on the control tags: how much of the score
-the layer holds rather than the probe memorises.
+probe's accuracy on the real tags minus its accuracy on the control tags: high when the probe
+reads the tags off the layer rather than learning them word by word.
+
+A control tag can be learned only for a type the probe was trained on, so where many test words
+are new (``unseen_share``), control accuracy has a low ceiling and selectivity mixes what the
+probe did not memorise with how well the layer places new words; ``seen_words`` keeps the test
+words whose type training holds, where the control task can be learned in full.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable, Sequence
 
@@ -40,15 +48,16 @@ def sample_brown(split: str, count: int, seed: int, max_words: int = 40) -> list
 
 def brown_pos_task(encode: Encoder, train_sentences: int = 500, test_sentences: int = 250,
                    max_tokens: int = 4000, seed: int = 0) -> TokenTask:
-    """Encode sentences of Brown's training and test texts once; keep up to ``max_tokens`` words of
-    each, drawn at random (the probe's cost stays bounded), with their universal tags."""
+    """Encode sentences of Brown's training and test texts once (sentences of up to 40 words,
+    ``sample_brown``); keep up to ``max_tokens`` words of each, drawn at random (the probe's cost
+    stays bounded), with their universal tags and their lowercased forms."""
     check_positive_int("max_tokens", max_tokens)
     rng = np.random.default_rng(seed)
     parts = {}
     for split, count in (("train", train_sentences), ("test", test_sentences)):
         chosen = sample_brown(split, count, seed)
         vectors = encode([s.words for s in chosen])
-        words = [w for s in chosen for w in s.words]
+        words = [w.lower() for s in chosen for w in s.words]  # the type: what an uncased encoder sees
         tags = [t for s in chosen for t in s.universal]
         index = np.sort(rng.permutation(len(words))[:max_tokens])
         parts[split] = (vectors, tuple(words[i] for i in index), tuple(tags[i] for i in index), index)
@@ -82,6 +91,17 @@ def selectivity_scores(task: TokenTask, seed: int = 0,
     real = [probe(a, task.train_labels, b, task.test_labels) for a, b in zip(task.train_layers, task.test_layers)]
     control = [probe(a, train_control, b, test_control) for a, b in zip(task.train_layers, task.test_layers)]
     return {"POS": real, "control task": control, "selectivity": [r - c for r, c in zip(real, control)]}
+
+
+def seen_words(task: TokenTask) -> TokenTask:
+    """``task`` with only the test words whose type occurs among its training words."""
+    seen = set(task.train_words)
+    keep = [i for i, w in enumerate(task.test_words) if w in seen]
+    if not keep:
+        raise ValueError("no test word of task occurs among its training words")
+    return dataclasses.replace(task, test_layers=task.test_layers[:, keep],
+                               test_labels=tuple(task.test_labels[i] for i in keep),
+                               test_words=tuple(task.test_words[i] for i in keep))
 
 
 def unseen_share(task: TokenTask) -> float:

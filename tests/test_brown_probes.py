@@ -6,11 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from ctxlib.analysis.brown_probes import (brown_pos_task, control_tags, sample_brown, seen_words, selectivity_scores,
-                                          unseen_share)
+from ctxlib.analysis.brown_probes import brown_pos_task, control_tags, seen_words, selectivity_scores, unseen_share
 from ctxlib.analysis.layer_probes import TokenTask
 from ctxlib.analysis.occurrences import OccurrenceVectors
-from ctxlib.data.brown import UNIVERSAL_TAGS, load_brown
+from ctxlib.data.brown import UNIVERSAL_TAGS, load_brown, sample_brown
 
 
 def test_control_tags_give_every_occurrence_of_a_type_one_tag_drawn_from_the_training_distribution():

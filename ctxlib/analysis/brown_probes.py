@@ -34,16 +34,7 @@ import numpy as np
 from ctxlib._checks import check_positive_int
 from ctxlib.analysis.layer_probes import Encoder, TokenTask
 from ctxlib.analysis.probe import linear_probe_accuracy
-from ctxlib.data.brown import BrownSentence, load_brown
-
-
-def sample_brown(split: str, count: int, seed: int, max_words: int = 40) -> list[BrownSentence]:
-    """``count`` sentences of a Brown split, drawn reproducibly; sentences longer than
-    ``max_words`` are left out (a few run past a hundred words, and an encoder pads a batch to its
-    longest)."""
-    check_positive_int("count", count)
-    candidates = [s for s in load_brown(split) if len(s.words) <= max_words]
-    return random.Random(seed).sample(candidates, min(count, len(candidates)))
+from ctxlib.data.brown import sample_brown
 
 
 def brown_pos_task(encode: Encoder, train_sentences: int = 500, test_sentences: int = 250,

@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import functools
 import gzip
+import random
 import re
 from dataclasses import dataclass
 from importlib import resources
 
-from ctxlib._checks import check_choice
+from ctxlib._checks import check_choice, check_positive_int
 
-__all__ = ["BROWN_FILE", "BROWN_LICENSE_FILE", "GENRES", "SPLITS", "UNIVERSAL_TAGS", "BrownSentence", "load_brown",
+__all__ = ["BROWN_FILE", "BROWN_LICENSE_FILE", "GENRES", "SPLITS", "UNIVERSAL_TAGS", "BrownSentence", "load_brown", "sample_brown",
            "universal_tag", "brown_licence"]
 
 BROWN_FILE = "brown.tsv.gz"
@@ -124,6 +125,16 @@ def load_brown(split: str) -> list[BrownSentence]:
     """The sentences of one split (``"train"``, ``"dev"`` or ``"test"``), in corpus order."""
     check_choice("split", split, SPLITS)
     return [sentence for sentence in _all_sentences() if sentence.split == split]
+
+
+def sample_brown(split: str, count: int, seed: int, max_words: int = 40) -> list[BrownSentence]:
+    """``count`` sentences of a Brown split, drawn reproducibly; sentences longer than
+    ``max_words`` are left out (a few run past a hundred words, and an encoder pads a batch to its
+    longest)."""
+    check_positive_int("count", count)
+    check_positive_int("max_words", max_words)
+    candidates = [s for s in load_brown(split) if len(s.words) <= max_words]
+    return random.Random(seed).sample(candidates, min(count, len(candidates)))
 
 
 def brown_licence() -> str:

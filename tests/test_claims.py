@@ -127,3 +127,28 @@ def test_every_claim_in_the_book_held_at_every_seed_by_more_than_the_noise():
             assert min(spread.gaps) <= spread.noise, (
                 f"{name}: held at every seed by more than its spread ({min(spread.gaps):.3g} > {spread.noise:.3g}): "
                 "assert it, with a margin between the two")
+
+
+def test_no_page_cell_ends_on_a_bare_claim_whose_value_the_page_would_render():
+    """A cell whose last statement is ``claim(...)`` without ``;`` shows the Claim's repr as an
+    output; in a figure cell MyST-NB then gives it the figure's caption and name a second time,
+    and the warnings-as-errors build stops on the duplicate target."""
+    import ast
+
+    import jupytext
+
+    offenders = []
+    for page in sorted((Path(__file__).resolve().parents[1] / "book").glob("*.md")):
+        notebook = jupytext.read(page, fmt="md:myst")
+        for index, cell in enumerate(notebook.cells):
+            if cell.cell_type != "code":
+                continue
+            try:
+                tree = ast.parse(cell.source)
+            except SyntaxError:  # IPython magics: not Python, and not a claim
+                continue
+            last = tree.body[-1] if tree.body else None
+            if (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
+                    and getattr(last.value.func, "id", None) == "claim" and not cell.source.rstrip().endswith(";")):
+                offenders.append(f"{page.name}, cell {index}")
+    assert offenders == [], f"end these cells' last claim(...) with ';': {offenders}"

@@ -1,5 +1,6 @@
 """tools/execute_chapters.py: the chapters other chapters depend on start first, a chapter that
-loads another's model starts after it, and every kernel it starts runs torch with one thread."""
+loads another's model starts after it, every kernel it starts runs torch with one thread, and a
+chapter is kept from an earlier build only while what it runs is unchanged."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
-from execute_chapters import FIRST, LOADS, SECONDS, execute_page, next_page  # noqa: E402
+from execute_chapters import DIGEST_KEY, FIRST, LOADS, SECONDS, execute_page, executed_as_now, next_page, read_page  # noqa: E402
+from records import page_digest  # noqa: E402
 from toc import notebook_pages  # noqa: E402
 
 # The calls that load a model a chapter trains, and the chapter that trains it.
@@ -69,3 +71,40 @@ def test_a_chapter_runs_in_a_kernel_with_one_thread(tmp_path, monkeypatch):
     assert error is None
     outputs = [cell for cell in nbformat.reads(text, 4).cells if cell.cell_type == "code"][0].outputs
     assert outputs[0]["text"].strip() == "1"
+
+
+def _cached(tmp_path: Path, page: Path, digest: str):
+    """A jupyter-cache holding ``page``'s notebook as execute_chapters.py stores it, with ``digest``."""
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    cache = get_cache(str(tmp_path / "cache"))
+    notebook, read_fmt = read_page(page)
+    cache.add_nb_to_project(str(page), read_data=read_fmt)
+    cache.cache_notebook_bundle(CacheBundleIn(notebook, str(page), data={"execution_seconds": 1.0, DIGEST_KEY: digest}),
+                                check_validity=False, overwrite=True)
+    return cache
+
+
+PAGE = ("---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
+        "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n"
+        "Some prose.\n\n```{code-cell} ipython3\nfrom ctxlib.analysis.neighbours import nearest\n```\n")
+
+
+def test_a_page_is_kept_only_while_its_cells_and_the_code_they_call_are_what_was_executed(tmp_path):
+    page = tmp_path / "kept.md"
+    page.write_text(PAGE)
+    cache = _cached(tmp_path, page, page_digest(page))
+    assert executed_as_now(cache, page)
+    page.write_text(PAGE.replace("Some prose.", "Other prose."))  # prose: no cell changed, kept
+    page_digest.cache_clear()
+    assert executed_as_now(cache, page)
+    page.write_text(PAGE.replace("import nearest", "import nearest, neighbours"))  # a cell changed
+    page_digest.cache_clear()
+    assert not executed_as_now(cache, page)
+
+
+def test_a_page_executed_on_other_ctxlib_code_is_executed_again(tmp_path):
+    page = tmp_path / "stale.md"
+    page.write_text(PAGE)
+    assert not executed_as_now(_cached(tmp_path, page, "the digest of an earlier ctxlib"), page)

@@ -2,6 +2,11 @@
 
     python tools/execute_chapters.py [--jobs 2] [--build _build]
 
+A chapter already in the cache executed on the code it runs now is kept (``executed_as_now``:
+its code cells, and the ctxlib modules, data and torch those cells read, by the digest the
+records use), so that after an edit to one page's prose nothing executes, and after an edit to
+one page's code or to a ctxlib module only the pages that run it do.
+
 ``tools/book.sh`` runs this before ``jupyter-book build``, which then finds every chapter already
 executed in its jupyter-cache (``_config.yml``: ``execute_notebooks: cache``) and only renders it.
 Why: the book's models are small, so a second thread speeds one kernel's training up by only
@@ -50,6 +55,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
 from forked_kernels import forked_kernels  # noqa: E402
+from records import page_digest  # noqa: E402
 from toc import notebook_pages  # noqa: E402
 
 # The chapters whose trained models other chapters load: the mini-BERT (03), ELMo (02). They
@@ -87,6 +93,8 @@ SECONDS = {"book/05_finetuning.md": 105, "book/07b_electra.md": 100, "book/04_at
 # The browser model's export (``_export_browser_model``) on one thread: it starts before any
 # shorter chapter, so that the last to finish are short chapters, not the export.
 EXPORT_SECONDS = 11
+# Where a cached notebook keeps the digest of what it was executed on (``executed_as_now``).
+DIGEST_KEY = "ctxbook_digest"
 # One BLAS/OpenMP thread per kernel: two kernels share the two cores.
 ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
 
@@ -143,6 +151,19 @@ def _export_browser_model() -> str:
     return f"{path.relative_to(path.parents[1])}: ready in {time.perf_counter() - start:.1f} s"
 
 
+def executed_as_now(cache, page: Path) -> bool:
+    """Whether the build's cache holds ``page`` executed on the code it runs now: jupyter-cache
+    matches its code cells, and the digest stored beside them (``tools/records.py``: the ctxlib
+    modules those cells import, the data files they name, torch's version) is today's. A page
+    whose own cells are unchanged is executed again after an edit to the ctxlib code it calls."""
+    notebook, _ = read_page(ROOT / page)
+    try:
+        record = cache.match_cache_notebook(notebook)
+    except KeyError:
+        return False
+    return record.data.get(DIGEST_KEY) == page_digest(ROOT / page)
+
+
 def next_page(waiting: list[Path], done: set[Path]) -> Path:
     """The chapter to start now: ``FIRST`` in its order, then the longest (``SECONDS``) of those
     whose ``LOADS`` are all ``done``; where none is ready, the first waiting in that order
@@ -172,11 +193,15 @@ def main() -> int:
         parser.error("_config.yml's execute_notebooks must be 'cache' for the build to read what this executes")
     cache = get_cache(str(args.build / ".jupyter_cache"))
     pages = notebook_pages()
-    waiting, done, running = list(pages), set(), set()
+    current = [page for page in pages if executed_as_now(cache, page)]
+    if current:
+        print(f"== {len(current)} of {len(pages)} chapters already executed on the code and data they read now: kept")
+    waiting, done, running = [page for page in pages if page not in current], set(current), set()
     # What the build needs besides the chapters: started on the first core the chapters leave idle.
     extras, extra_futures = [_export_browser_model], set()
     start, failed = time.perf_counter(), []
-    kernels = contextlib.nullcontext() if args.fresh_kernels else forked_kernels({**os.environ, **ONE_THREAD})
+    kernels = (contextlib.nullcontext() if args.fresh_kernels or not waiting
+               else forked_kernels({**os.environ, **ONE_THREAD}))
     with kernels, ProcessPoolExecutor(max_workers=args.jobs) as pool:
         while waiting or running or extras:
             while (waiting or extras) and len(running) < args.jobs:
@@ -202,11 +227,15 @@ def main() -> int:
                 # The cache records the uri and read format MyST-NB itself would (its cache client).
                 cache.add_nb_to_project(str(ROOT / page), read_data=read_fmt)
                 cache.cache_notebook_bundle(CacheBundleIn(nbformat.reads(text, 4), str(ROOT / page),
-                                                          data={"execution_seconds": seconds}),
+                                                          data={"execution_seconds": seconds,
+                                                                DIGEST_KEY: page_digest(ROOT / page)}),
                                             check_validity=False, overwrite=True)
+                # Sphinx rereads a page only when its file changed: this one's output did.
+                os.utime(ROOT / page)
                 print(f"{page}: executed in {seconds:.1f} s ({time.perf_counter() - start:.0f} s since the start)",
                       flush=True)
-    print(f"== {len(pages) - len(failed)} of {len(pages)} chapters executed, {args.jobs} at a time, one thread each, "
+    executed = len(pages) - len(current)
+    print(f"== {executed - len(failed)} of {executed} chapters executed, {args.jobs} at a time, one thread each, "
           f"in {time.perf_counter() - start:.0f} s")
     return 0
 

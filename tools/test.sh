@@ -56,7 +56,7 @@ echo "== 1/3 unit, parity and bad-input tests"
 python -m pytest tests --ignore=tests/browser -q
 load_is_running
 echo "== 2/3 building the book (every chapter executed, warnings are errors)"
-bash tools/book.sh
+bash tools/book.sh --cold
 load_is_running
 echo "== 3/3 browser check of the rendered pages"
 python -m pytest tests/browser -q

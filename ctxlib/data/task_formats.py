@@ -47,11 +47,21 @@ def _one_line(text: object) -> bool:
     return isinstance(text, str) and text != "" and text.splitlines() == [text]
 
 
+def _check_some(name: str, items: object, kind: str) -> None:
+    """``items`` is a non-empty sequence (not a str): each reader refuses a file with nothing in it."""
+    if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
+        raise TypeError(f"{name} must be a sequence of {kind}, got {type(items).__name__}")
+    if len(items) == 0:
+        raise ValueError(f"{name} is empty: a file with no {kind} would not read back (its reader refuses it)")
+
+
 def read_labelled_tsv(path: str | Path) -> list[LabelledText]:
     """Sentences and labels of a ``sentence\tlabel`` TSV file with that header."""
     lines = read_text(as_path("path", path)).splitlines()
     if not lines or lines[0].split("\t") != ["sentence", "label"]:
         raise ValueError(f"{path}: the first line must be the header 'sentence<TAB>label', got {lines[:1]}")
+    if len(lines) == 1:
+        raise ValueError(f"{path}: holds the header and no example; a labelled file needs at least one")
     examples = []
     for number, line in enumerate(lines[1:], start=2):
         fields = line.split("\t")
@@ -64,6 +74,7 @@ def read_labelled_tsv(path: str | Path) -> list[LabelledText]:
 def write_labelled_tsv(path: str | Path, examples: Sequence[LabelledText]) -> None:
     """Write ``examples`` in the layout ``read_labelled_tsv`` reads."""
     path = as_path("path", path)
+    _check_some("examples", examples, "LabelledText")
     for number, example in enumerate(examples):
         if not isinstance(example, LabelledText):
             raise TypeError(f"examples[{number}] must be a LabelledText, got {type(example).__name__}")
@@ -75,11 +86,16 @@ def write_labelled_tsv(path: str | Path, examples: Sequence[LabelledText]) -> No
     write_text_atomically(path, "sentence\tlabel\n" + "".join(f"{e.text}\t{e.label}\n" for e in examples))
 
 
+def _is_bio_tag(tag: object) -> bool:
+    """Whether ``tag`` is O, B-TYPE or I-TYPE (whatever precedes it)."""
+    return isinstance(tag, str) and (tag == "O" or (tag[:2] in ("B-", "I-") and len(tag) > 2))
+
+
 def check_bio(tags: Sequence[str], where: str = "tags") -> None:
     """Raise on a tag that is not O, B-X or I-X, or an I-X that does not continue an X entity."""
     previous = "O"
     for i, tag in enumerate(tags):
-        if tag != "O" and not (tag[:2] in ("B-", "I-") and len(tag) > 2):
+        if not _is_bio_tag(tag):
             raise ValueError(f"{where}: tag {i} is {tag!r}; BIO tags are O, B-TYPE or I-TYPE")
         if tag.startswith("I-") and previous[2:] != tag[2:]:
             raise ValueError(f"{where}: tag {i} is {tag!r} after {previous!r}; an I- tag must continue an "
@@ -106,12 +122,15 @@ def read_conll(path: str | Path) -> list[TaggedTokens]:
     if tokens:
         check_bio(tags, f"{path}: the last sentence")
         sentences.append(TaggedTokens(tuple(tokens), tuple(tags)))
+    if not sentences:
+        raise ValueError(f"{path}: holds no sentence (an empty file, or blank and -DOCSTART- lines only)")
     return sentences
 
 
 def write_conll(path: str | Path, sentences: Sequence[TaggedTokens]) -> None:
     """Write ``sentences`` as two CoNLL columns (token, BIO tag), a blank line after each."""
     path = as_path("path", path)
+    _check_some("sentences", sentences, "TaggedTokens")
     for number, sentence in enumerate(sentences):
         if not isinstance(sentence, TaggedTokens):
             raise TypeError(f"sentences[{number}] must be a TaggedTokens, got {type(sentence).__name__}")
@@ -125,6 +144,10 @@ def write_conll(path: str | Path, sentences: Sequence[TaggedTokens]) -> None:
                 raise ValueError(f"sentences[{number}]: {kind} {word!r} cannot be a CoNLL column (a non-empty str "
                                  "without whitespace, not -DOCSTART-)")
         check_bio(sentence.tags, f"sentences[{number}]")
+    if sentences[0].tokens[0].startswith("\ufeff"):
+        # The file would begin with it, and a reader takes a leading U+FEFF for UTF-8's signature.
+        raise ValueError(f"sentences[0]: the first token {sentences[0].tokens[0]!r} begins with U+FEFF, which a "
+                         "reader drops as the file's byte-order mark; remove it")
     write_text_atomically(path, "".join("".join(f"{token} {tag}\n" for token, tag in zip(s.tokens, s.tags)) + "\n"
                                         for s in sentences))
 
@@ -142,13 +165,19 @@ def entity_spans(tags: Sequence[str]) -> set[tuple[str, int, int]]:
 
 
 def entity_f1(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]) -> dict[str, float]:
-    """Entity-level precision, recall and F1 over sentences (exact type and boundaries)."""
+    """Entity-level precision, recall and F1 over sentences (exact type and boundaries). Tags
+    must be O, B-TYPE or I-TYPE; an ill-formed sequence (an I- tag after O) is scored as conlleval
+    scores it, the I- tag starting an entity."""
     if len(gold) != len(predicted):
         raise ValueError(f"gold and predicted must hold the same number of sentences, got {len(gold)} and {len(predicted)}")
     right = found = wanted = 0
     for g, p in zip(gold, predicted):
         if len(g) != len(p):
             raise ValueError(f"a gold sentence has {len(g)} tags and its prediction {len(p)}")
+        for name, sentence in (("gold", g), ("predicted", p)):
+            for tag in sentence:
+                if not _is_bio_tag(tag):
+                    raise ValueError(f"{name} holds the tag {tag!r}; BIO tags are O, B-TYPE or I-TYPE")
         gold_spans, predicted_spans = entity_spans(g), entity_spans(p)
         right += len(gold_spans & predicted_spans)
         found += len(predicted_spans)

@@ -144,3 +144,40 @@ def check_in_range(name: str, value: object, low: float, high: float) -> float:
     if not low <= value <= high:
         raise ValueError(f"{name} must lie in [{low:g}, {high:g}], got {value!r}")
     return float(value)
+
+
+def check_token_lists(name: str, sentences: object) -> None:
+    """``sentences`` is a non-empty sequence of tokenised sentences, each a non-empty sequence of
+    str tokens: a str where a token list belongs would be read character by character."""
+    if isinstance(sentences, str) or not isinstance(sentences, Sequence):
+        raise TypeError(f"{name} must be a list of token lists, e.g. [['The', 'bank', '.']], "
+                        f"got {type(sentences).__name__}")
+    if len(sentences) == 0:
+        raise ValueError(f"{name} is empty: give at least one sentence")
+    for i, sentence in enumerate(sentences):
+        if isinstance(sentence, str) or not isinstance(sentence, Sequence):
+            raise TypeError(f"{name}[{i}] must be a list of tokens, got {type(sentence).__name__} {sentence!r}")
+        if len(sentence) == 0:
+            raise ValueError(f"{name}[{i}] is empty: every sentence needs at least one token")
+        if not all(isinstance(token, str) for token in sentence):
+            raise TypeError(f"{name}[{i}] must hold str tokens, got {sorted({type(t).__name__ for t in sentence})}")
+
+
+def check_texts(name: str, texts: object) -> None:
+    """``texts`` is a non-empty sequence of str (sentences as text): one str in its place would be
+    read as a sequence of one-character sentences."""
+    if isinstance(texts, str) or not isinstance(texts, Sequence) or not all(isinstance(t, str) for t in texts):
+        raise TypeError(f"{name} must be a list of str, got {type(texts).__name__} {texts!r:.60}")
+    if len(texts) == 0:
+        raise ValueError(f"{name} is empty: give at least one sentence")
+
+
+def check_id(name: str, value: object, high: int, limit_name: str) -> int:
+    """One int id in [0, high) (a vocabulary entry); the message has ``check_values_below``'s form.
+    (A float or a bool would be stored into a long tensor silently: 2.7 as 2, True as 1.)"""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int in [0, {limit_name}) = [0, {high}), "
+                        f"got {type(value).__name__} {value!r}")
+    if not 0 <= value < high:
+        raise ValueError(f"{name} must lie in [0, {limit_name}) = [0, {high}), got {value}")
+    return value

@@ -10,12 +10,16 @@ import math
 import pytest
 import torch
 
+from ctxlib._checks import check_texts, check_token_lists
 from ctxlib.analysis.neighbours import nearest
+from ctxlib.analysis.polysemy import checked_study
+from ctxlib.data.task_formats import entity_f1
+from ctxlib.layers.positions import alibi_bias, apply_rope
 from ctxlib.data.vocabulary import Vocabulary
 from ctxlib.layers.scalar_mix import ScalarMix
 from ctxlib.models.bert import BertConfig, BertForPreTraining, BertModel, mlm_cross_entropy
 from ctxlib.objectives.masking import IGNORE_INDEX, Masker, mask_tokens
-from ctxlib.objectives.nsp import SentencePair, encode_pairs
+from ctxlib.objectives.nsp import SentencePair, encode_pairs, sentence_pairs
 from ctxlib.studies.finetuning import FineTuning
 from ctxlib.training.loop import parameter_groups
 
@@ -63,7 +67,90 @@ IDS = torch.ones(1, 3, dtype=torch.long)
     (lambda: FineTuning("topic", head_lr_factor=math.nan), ValueError, "head_lr_factor must be finite, got nan"),
     (lambda: FineTuning("topic", weight_decay=-0.01), ValueError, "weight_decay must be >= 0, got -0.01"),
     (lambda: FineTuning("topic", seed=1.5), TypeError, "seed must be an int, got float 1.5"),
+    # Each of the following returned a silent wrong answer or a deep trace before (issue 32).
+    (lambda: alibi_bias(2, 4, causal="no"), TypeError, r"causal must be a bool \(True or False\), got str 'no'"),
+    (lambda: apply_rope(torch.zeros(8)), ValueError, r"x must have at least 2 dimensions \[\.\.\., T, d\].*got shape \(8,\)"),
+    (lambda: ScalarMix(2)([torch.ones(1, 3, 2)] * 2, torch.ones(1, 3, dtype=torch.bool)), ValueError,
+     "mask is read only with layer_norm=True"),
+    (lambda: nearest(torch.randn(5, 3), list("abcde"), torch.zeros(1, 3)), ValueError,
+     r"queries row\(s\) \[0\] are zero vectors, whose cosine similarity is undefined"),
+    (lambda: nearest(torch.cat([torch.randn(4, 3), torch.zeros(1, 3)]), list("abcde"), torch.randn(1, 3)), ValueError,
+     r"table row\(s\) \[4\] are zero vectors"),
+    (lambda: entity_f1([["B-PER", "O"]], [["B-PER", "X-FOO"]]), ValueError,
+     "predicted holds the tag 'X-FOO'; BIO tags are O, B-TYPE or I-TYPE"),
+    (lambda: entity_f1([["PER"]], [["O"]]), ValueError, "gold holds the tag 'PER'"),
+    (lambda: sentence_pairs(["the bank", "a river"]), TypeError,
+     r"documents\[0\] must be a list of sentences \(token-id lists\), got str"),
+    (lambda: sentence_pairs([["the bank"], ["a river"]]), TypeError,
+     r"documents\[0\]\[0\] must be a list of int token ids, got 'the bank'"),
+    (lambda: sentence_pairs("the bank"), TypeError, "documents must be a list of documents"),
+    (lambda: check_token_lists("sentences", "the bank"), TypeError, "sentences must be a list of token lists"),
+    (lambda: check_token_lists("sentences", ["the bank"]), TypeError,
+     r"sentences\[0\] must be a list of tokens, got str 'the bank'"),
+    (lambda: check_token_lists("sentences", [["the", 1]]), TypeError, r"sentences\[0\] must hold str tokens"),
+    (lambda: check_texts("sentences", "the bank"), TypeError, "sentences must be a list of str, got str"),
+    (lambda: checked_study(None), TypeError, "study must be a PolysemyStudy .*, got NoneType"),
 ])
 def test_bad_input_is_a_clear_error(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+# ----------------------------------------------------------------------------------------------
+# Functions that read a caller's model give it back in the mode it came in (before: left in
+# eval mode, so a model in the middle of training went on without dropout).
+
+def _tiny_pretraining(tokenizer) -> BertForPreTraining:
+    return BertForPreTraining(BertConfig(vocab_size=len(tokenizer), hidden_size=8, num_hidden_layers=1,
+                                         num_attention_heads=2, intermediate_size=8, max_position_embeddings=32))
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_reading_a_model_leaves_its_mode_as_it_was(minilm_pair, training):
+    from ctxlib.analysis.attention_views import head_statistics
+    from ctxlib.analysis.mlm_scores import fill_mask
+    from ctxlib.analysis.occurrences import bert_word_vectors
+
+    model, tokenizer = minilm_pair
+    pretraining = _tiny_pretraining(tokenizer)
+    calls = [(model, lambda: bert_word_vectors(model, tokenizer, [["the", "bank"]])),
+             (model, lambda: head_statistics(model, tokenizer, ["the bank ."])),
+             (pretraining, lambda: fill_mask(pretraining, tokenizer, "the [MASK] .", k=2))]
+    was = model.training
+    try:
+        for net, call in calls:
+            net.train(training)
+            net.encoder.layer[0].eval() if hasattr(net, "encoder") else net.bert.encoder.layer[0].eval()  # a mixed mode
+            modes = [m.training for m in net.modules()]
+            call()
+            assert [m.training for m in net.modules()] == modes
+    finally:
+        model.train(was)
+
+
+def test_fill_mask_refuses_more_tokens_than_the_vocabulary_holds(minilm_pair):
+    from ctxlib.analysis.mlm_scores import fill_mask
+
+    _, tokenizer = minilm_pair
+    with pytest.raises(ValueError, match=f"k must be at most the vocabulary's {len(tokenizer)} tokens, got"):
+        fill_mask(_tiny_pretraining(tokenizer), tokenizer, "the [MASK] .", k=len(tokenizer) + 1)
+
+
+def test_text_lists_are_refused_where_token_lists_belong(minilm_pair):
+    from ctxlib.analysis.occurrences import bert_word_vectors
+
+    model, tokenizer = minilm_pair
+    with pytest.raises(TypeError, match=r"sentences\[0\] must be a list of tokens, got str 'the bank'"):
+        bert_word_vectors(model, tokenizer, ["the bank"])  # before: one "word" per character
+
+
+def test_a_tag_on_padding_is_refused():
+    """Before: the head trained on a position attention never let the encoder read."""
+    from ctxlib.models.heads import BertForTokenClassification
+
+    model = BertForTokenClassification(TINY, num_labels=3)
+    labels = torch.tensor([[0, 1, 2]])
+    with pytest.raises(ValueError, match=r"labels tag padding \(attention_mask 0\) at 1 position\(s\), the first at "
+                                         r"row 0, position 2"):
+        model(IDS, attention_mask=torch.tensor([[1, 1, 0]]), labels=labels)
+    assert model(IDS, attention_mask=torch.tensor([[1, 1, 0]]), labels=torch.tensor([[0, 1, IGNORE_INDEX]])).loss > 0

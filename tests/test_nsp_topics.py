@@ -36,8 +36,9 @@ def test_nsp_probabilities_are_the_softmax_of_the_pair_logits(small, kind):
     probabilities = nsp_probabilities(model, tokenizer, pairs, batch_size=3)
     batch = encode_pairs(pairs, cls_id=tokenizer.cls_token_id, sep_id=tokenizer.sep_token_id,
                          pad_id=tokenizer.pad_token_id, max_length=128)
+    assert model.training  # nsp_probabilities gave the model back in the mode it came in
     with torch.no_grad():
-        out = model(batch["input_ids"], attention_mask=batch["attention_mask"], token_type_ids=batch["token_type_ids"])
+        out = model.eval()(batch["input_ids"], attention_mask=batch["attention_mask"], token_type_ids=batch["token_type_ids"])
     logits = out.seq_relationship_logits if kind == "pretraining" else out.logits
     torch.testing.assert_close(probabilities, logits.softmax(-1)[:, NEXT])
 

@@ -60,7 +60,8 @@ def _loss(model, batch):
 def test_the_fp32_side_is_the_plain_computation_without_dropout():
     model, batch = _model_and_batch()
     gap = bf16_gap(model, _loss, batch)
-    assert not model.training
+    assert model.training  # given in training mode, it comes back in it
+    model.eval()
     assert gap.loss_fp32 == float(_loss(model, batch).detach())  # dropout off: the same number again
     assert all(p.grad is None for p in model.parameters())  # the caller's model is left without gradients
 

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ctxlib._checks import check_choice
+from ctxlib._checks import check_choice, check_texts
+from ctxlib._modes import evaluating
 
 BERTVIZ_CDN_TO_VENDOR = {
     "https://cdnjs.cloudflare.com/ajax/libs/require.js/2.3.6/require.min.js": "../_static/vendor/requirejs/require.js",
@@ -77,9 +78,12 @@ def _is_punctuation(token: str) -> bool:
 @torch.no_grad()
 def head_statistics(model, tokenizer, sentences: Sequence[str], batch_size: int = 32) -> HeadStatistics:
     """Clark et al.'s statistics for every head of ``model`` (a ``ctxlib.models.bert.BertModel``)."""
-    if len(sentences) == 0:
-        raise ValueError("sentences is empty: give at least one sentence")
-    model.eval()
+    check_texts("sentences", sentences)
+    with evaluating(model):
+        return _head_statistics(model, tokenizer, sentences, batch_size)
+
+
+def _head_statistics(model, tokenizer, sentences: Sequence[str], batch_size: int) -> HeadStatistics:
     totals: dict[str, torch.Tensor] = {}
     entropy_total, queries = None, 0
     for first in range(0, len(sentences), batch_size):

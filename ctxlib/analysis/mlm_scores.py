@@ -12,6 +12,7 @@ import torch
 from transformers import BertTokenizerFast
 
 from ctxlib._checks import check_positive_int
+from ctxlib._modes import evaluating
 from ctxlib.models.bert import BertForPreTraining
 from ctxlib.objectives.masking import IGNORE_INDEX
 from ctxlib.objectives.nsp import SentencePair, encode_pairs
@@ -33,18 +34,18 @@ def pretraining_scores(model: BertForPreTraining, batches: Sequence[PretrainingB
                        causal: bool = False) -> PretrainingScores:
     """Held-out scores of ``model`` on ``batches``; ``causal=True`` runs it with a left-to-right
     attention mask (which BERT never trained with)."""
-    model.eval()
     right = total = nsp_right = nsp_total = 0
     mlm_loss = nsp_loss = 0.0
-    for batch in batches:
-        out = model(**batch, masked_only=True, causal=causal)
-        masked = batch["labels"] != IGNORE_INDEX
-        right += int((out.prediction_logits.argmax(-1) == batch["labels"][masked]).sum())
-        total += int(masked.sum())
-        nsp_right += int((out.seq_relationship_logits.argmax(-1) == batch["next_sentence_label"]).sum())
-        nsp_total += len(batch["next_sentence_label"])
-        mlm_loss += float(out.mlm_loss) * int(masked.sum())
-        nsp_loss += float(out.nsp_loss) * len(batch["next_sentence_label"])
+    with evaluating(model):
+        for batch in batches:
+            out = model(**batch, masked_only=True, causal=causal)
+            masked = batch["labels"] != IGNORE_INDEX
+            right += int((out.prediction_logits.argmax(-1) == batch["labels"][masked]).sum())
+            total += int(masked.sum())
+            nsp_right += int((out.seq_relationship_logits.argmax(-1) == batch["next_sentence_label"]).sum())
+            nsp_total += len(batch["next_sentence_label"])
+            mlm_loss += float(out.mlm_loss) * int(masked.sum())
+            nsp_loss += float(out.nsp_loss) * len(batch["next_sentence_label"])
     return PretrainingScores(right / total, nsp_right / nsp_total, mlm_loss / total, nsp_loss / nsp_total)
 
 
@@ -52,12 +53,16 @@ def pretraining_scores(model: BertForPreTraining, batches: Sequence[PretrainingB
 def fill_mask(model: BertForPreTraining, tokenizer: BertTokenizerFast, text: str, k: int = 5) -> list[list[tuple[str, float]]]:
     """The ``k`` most probable tokens, with their probabilities, at each ``[MASK]`` of ``text``."""
     check_positive_int("k", k)
+    if k > model.config.vocab_size:
+        raise ValueError(f"k must be at most the vocabulary's {model.config.vocab_size} tokens, got {k}")
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str holding {tokenizer.mask_token}, got {type(text).__name__}")
     encoded = tokenizer(text, return_tensors="pt")
     where = encoded["input_ids"][0] == tokenizer.mask_token_id
     if not where.any():
         raise ValueError(f"text must contain {tokenizer.mask_token} where a token should be predicted, got {text!r}")
-    model.eval()
-    logits = model(**encoded).prediction_logits[0, where]
+    with evaluating(model):
+        logits = model(**encoded).prediction_logits[0, where]
     top = logits.softmax(-1).topk(k)
     return [[(tokenizer.convert_ids_to_tokens(int(i)), float(p)) for p, i in zip(ps, ids)]
             for ps, ids in zip(top.values, top.indices)]
@@ -70,14 +75,14 @@ def unmasked_outputs(model: torch.nn.Module, tokenizer: BertTokenizerFast, pairs
     check_positive_int("batch_size", batch_size)
     if len(pairs) == 0:
         raise ValueError("pairs is empty: give at least one SentencePair to score")
-    model.eval()
-    for first in range(0, len(pairs), batch_size):
-        batch = encode_pairs(pairs[first:first + batch_size], cls_id=tokenizer.cls_token_id,
-                             sep_id=tokenizer.sep_token_id, pad_id=tokenizer.pad_token_id,
-                             max_length=model.config.max_position_embeddings)
-        with torch.no_grad():
-            yield batch, model(batch["input_ids"], attention_mask=batch["attention_mask"],
-                               token_type_ids=batch["token_type_ids"])
+    with evaluating(model):  # the caller's mode comes back when the batches are done (or abandoned)
+        for first in range(0, len(pairs), batch_size):
+            batch = encode_pairs(pairs[first:first + batch_size], cls_id=tokenizer.cls_token_id,
+                                 sep_id=tokenizer.sep_token_id, pad_id=tokenizer.pad_token_id,
+                                 max_length=model.config.max_position_embeddings)
+            with torch.no_grad():
+                yield batch, model(batch["input_ids"], attention_mask=batch["attention_mask"],
+                                   token_type_ids=batch["token_type_ids"])
 
 
 def unmasked_token_accuracy(model: BertForPreTraining, tokenizer: BertTokenizerFast, pairs: Sequence[SentencePair],

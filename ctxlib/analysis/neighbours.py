@@ -25,6 +25,13 @@ def nearest(table: torch.Tensor, names: Sequence[str], queries: torch.Tensor, k:
         raise ValueError(f"k={k} is more than the table's {table.size(0)} rows")
     check_finite("table", table)
     check_finite("queries", queries)  # a NaN similarity would sort anywhere
+    # A zero vector has no direction: its cosine with anything is undefined (normalize would
+    # make it 0 for every row, and the "nearest" would be the table's first rows).
+    for name, tensor in (("queries", queries), ("table", table)):
+        zero = (tensor == 0).all(dim=1).nonzero().flatten().tolist()
+        if zero:
+            raise ValueError(f"{name} row(s) {zero[:5]}{' ...' if len(zero) > 5 else ''} are zero vectors, whose "
+                             "cosine similarity is undefined; give non-zero vectors")
     similarity = F.normalize(queries, dim=-1) @ F.normalize(table, dim=-1).T
     results = []
     for i, row in enumerate(similarity):

@@ -17,6 +17,8 @@ from typing import Protocol
 
 import torch
 
+from ctxlib._checks import check_token_lists
+from ctxlib._modes import evaluating
 from ctxlib.models.bert import BertModel
 from ctxlib.models.elmo import batch_to_ids
 
@@ -62,14 +64,14 @@ def piece_mask(offsets: torch.Tensor, span: Span) -> torch.Tensor:
 def _pooled(model: BertModel, batches: Iterator[tuple[dict, list[list[torch.Tensor]]]]) -> OccurrenceVectors:
     """Encode each batch once; for every row, pool the pieces each of its masks selects into
     ``[L+2, H]`` (static rows and hidden states, averaged); stack all into ``[L+2, N, H]``."""
-    model.eval()
     table = model.embeddings.word_embeddings.weight
     pooled: list[torch.Tensor] = []
-    for enc, masks_per_row in batches:
-        hidden = torch.stack(model(**enc, output_hidden_states=True).hidden_states)  # [L+1, B, T, H]
-        for row, masks in enumerate(masks_per_row):
-            ids = enc["input_ids"][row]
-            pooled += [torch.cat([table[ids[m]].mean(0)[None], hidden[:, row][:, m].mean(1)]) for m in masks]
+    with evaluating(model):
+        for enc, masks_per_row in batches:
+            hidden = torch.stack(model(**enc, output_hidden_states=True).hidden_states)  # [L+1, B, T, H]
+            for row, masks in enumerate(masks_per_row):
+                ids = enc["input_ids"][row]
+                pooled += [torch.cat([table[ids[m]].mean(0)[None], hidden[:, row][:, m].mean(1)]) for m in masks]
     return OccurrenceVectors(layer_names(model), torch.stack(pooled, dim=1))
 
 
@@ -95,8 +97,7 @@ def bert_word_vectors(model: BertModel, tokenizer, sentences: Sequence[Sequence[
     (static row, embedding output, each encoder layer), WordPieces pooled by their mean. The
     static row is eq 1.1's ``v_w``: the word's rows of the embedding table, the same in every
     context."""
-    if len(sentences) == 0:
-        raise ValueError("sentences is empty: give at least one sentence")
+    check_token_lists("sentences", sentences)
 
     def batches():
         for first in range(0, len(sentences), batch_size):
@@ -112,13 +113,12 @@ def bert_word_vectors(model: BertModel, tokenizer, sentences: Sequence[Sequence[
 def elmo_word_vectors(elmo, sentences: Sequence[Sequence[str]], batch_size: int = 128) -> OccurrenceVectors:
     """Every word of ``sentences`` in ELMo's L+1 layers, in reading order: ``[L+1, N_words, 2·proj]``
     ("layer 0" is the char-CNN token layer)."""
-    if len(sentences) == 0:
-        raise ValueError("sentences is empty: give at least one sentence")
-    elmo.eval()
+    check_token_lists("sentences", sentences)
     per_batch = []
-    for first in range(0, len(sentences), batch_size):
-        out = elmo(batch_to_ids(sentences[first:first + batch_size]))
-        per_batch.append(torch.stack(out.layers)[:, out.mask])  # [L+1, words in batch, H]
+    with evaluating(elmo):
+        for first in range(0, len(sentences), batch_size):
+            out = elmo(batch_to_ids(sentences[first:first + batch_size]))
+            per_batch.append(torch.stack(out.layers)[:, out.mask])  # [L+1, words in batch, H]
     names = tuple(f"layer {j}" for j in range(len(per_batch[0])))
     return OccurrenceVectors(names, torch.cat(per_batch, dim=1))
 

@@ -88,7 +88,18 @@ class PolysemyStudy:
                 for method in PROJECTIONS:
                     self.projection(word, layer, method)
 
-    def check(self, word: str, layer: str, method: str) -> None:
+    def check(self, word: str, layer: str | None, method: str) -> str:
+        """Check a view's settings; the layer to show (None: the top layer)."""
+        layer = self.layer_names[-1] if layer is None else layer
         check_choice("word", word, self.words)
         check_choice("layer", layer, self.layer_names)
         check_choice("method", method, PROJECTIONS)
+        return layer
+
+
+def checked_study(study: object) -> PolysemyStudy:
+    """``study`` itself, once it is known to be a ``PolysemyStudy`` (what the explorer and its
+    figure draw from)."""
+    if not isinstance(study, PolysemyStudy):
+        raise TypeError(f"study must be a PolysemyStudy (ctxlib.analysis.polysemy), got {type(study).__name__}")
+    return study

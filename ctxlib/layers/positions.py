@@ -18,7 +18,7 @@ import math
 
 import torch
 
-from ctxlib._checks import check_positive_int, check_positive_real
+from ctxlib._checks import check_bool, check_positive_int, check_positive_real
 
 
 def _check_even(name: str, value: int) -> int:
@@ -56,6 +56,9 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None, base: flo
     """
     if not isinstance(x, torch.Tensor) or not x.is_floating_point():
         raise TypeError(f"x must be a floating-point tensor [..., T, d], got {type(x).__name__}")
+    if x.dim() < 2:
+        raise ValueError(f"x must have at least 2 dimensions [..., T, d] (positions, then coordinates), "
+                         f"got shape {tuple(x.shape)}")
     length, dim = x.shape[-2], _check_even("x.shape[-1]", x.shape[-1])
     if positions is None:
         positions = torch.arange(length, device=x.device)
@@ -97,6 +100,7 @@ def alibi_bias(num_heads: int, length: int, causal: bool = False,
     encoder, penalises distance in both directions.
     """
     check_positive_int("length", length)
+    check_bool("causal", causal)
     position = torch.arange(length, device=device)
     distance = (position[:, None] - position[None, :]).abs().float()
     bias = -alibi_slopes(num_heads, device)[:, None, None] * distance

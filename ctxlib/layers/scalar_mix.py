@@ -59,6 +59,11 @@ class ScalarMix(nn.Module):
                 raise ValueError("mask is required when layer_norm=True: padding must not enter the statistics")
             mask = as_bool_mask("mask", mask, layers[0].shape[:-1])
             layers = [_masked_layer_norm(layer, mask) for layer in layers]
+        elif mask is not None:
+            # Without layer norm nothing reads the mask: a caller who passes one expects padding
+            # handled, and would get the padded positions mixed like the rest.
+            raise ValueError("mask is read only with layer_norm=True (it keeps padding out of the layer-norm "
+                             "statistics); without layer norm the mix is per position: pass mask=None")
         weights = self.weights()
         return self.gamma * sum(weight * layer for weight, layer in zip(weights, layers))
 

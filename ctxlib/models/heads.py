@@ -134,25 +134,37 @@ class BertForTokenClassification(_BertWithHead):
 
     def forward(self, input_ids: torch.Tensor, *, attention_mask: torch.Tensor | None = None,
                 token_type_ids: torch.Tensor | None = None, labels: torch.Tensor | None = None) -> HeadOutput:
+        if labels is not None:
+            self._check_labels(labels, input_ids, attention_mask)
         hidden = self.bert(input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
         logits = self.classifier(self.dropout(hidden))
         loss = None
         if labels is not None:
-            check_index_tensor("labels", labels, ndim=2)
-            check_same_shape("labels", labels, "input_ids", input_ids)
-            tagged = labels[labels != IGNORE_INDEX]
-            if tagged.numel() == 0:
-                raise ValueError(f"labels tag no token (all are {IGNORE_INDEX}): the loss, a mean over tagged tokens, "
-                                 "is undefined; give at least one tag")
-            if int(tagged.min()) < 0 or int(tagged.max()) >= self.num_labels:
-                raise ValueError(f"labels must be {IGNORE_INDEX} or lie in [0, num_labels={self.num_labels}), got "
-                                 f"values in [{int(tagged.min())}, {int(tagged.max())}]")
             if self.crf is None:
                 loss = F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX)
             else:
                 emissions, tags, mask = compact_labelled(logits, labels)
                 loss = self.crf.nll(emissions, tags, mask)
         return HeadOutput(logits, loss)
+
+    def _check_labels(self, labels: torch.Tensor, input_ids: torch.Tensor, attention_mask: torch.Tensor | None) -> None:
+        """Labels a tag per token (or ``IGNORE_INDEX``), and none on padding, which the model never
+        reads: a tag there would train the head on a position attention left out."""
+        check_index_tensor("labels", labels, ndim=2)
+        check_same_shape("labels", labels, "input_ids", input_ids)
+        tagged = labels[labels != IGNORE_INDEX]
+        if tagged.numel() == 0:
+            raise ValueError(f"labels tag no token (all are {IGNORE_INDEX}): the loss, a mean over tagged tokens, "
+                             "is undefined; give at least one tag")
+        if int(tagged.min()) < 0 or int(tagged.max()) >= self.num_labels:
+            raise ValueError(f"labels must be {IGNORE_INDEX} or lie in [0, num_labels={self.num_labels}), got "
+                             f"values in [{int(tagged.min())}, {int(tagged.max())}]")
+        if attention_mask is not None:
+            padding = ~as_bool_mask("attention_mask", attention_mask, input_ids.shape) & (labels != IGNORE_INDEX)
+            if bool(padding.any()):
+                row, position = (int(i) for i in padding.nonzero()[0])
+                raise ValueError(f"labels tag padding (attention_mask 0) at {int(padding.sum())} position(s), the "
+                                 f"first at row {row}, position {position}; label padding {IGNORE_INDEX}")
 
     @torch.no_grad()
     def decode(self, logits: torch.Tensor, where: torch.Tensor) -> list[list[int]]:

@@ -31,6 +31,7 @@ from torch import nn
 
 from ctxlib._checks import check_positive_int
 from ctxlib._files import as_path, atomic_path
+from ctxlib._modes import evaluating
 from ctxlib.models.bert import BertModel
 
 INPUT_NAMES = ("input_ids", "attention_mask")
@@ -63,23 +64,19 @@ def export_fp32(model: BertModel, path: str | Path) -> Path:
     """Write ``AllLayers(model)`` as a float32 ONNX graph (one file, weights inside)."""
     path = as_path("path", path)
     wrapped = AllLayers(model)
-    was_training = model.training
-    wrapped.eval()  # dropout off: the graph is for inference
     # A two-sentence example of unequal lengths; any other shape works on the exported graph.
     attention_mask = torch.tensor([[1, 1, 1, 0], [1, 1, 1, 1]])
     input_ids = torch.arange(1, 9).view(2, 4) % model.config.vocab_size
     batch = torch.export.Dim("batch")
     length = torch.export.Dim("sequence", max=model.config.max_position_embeddings)
     dynamic = ({0: batch, 1: length}, {0: batch, 1: length})
-    try:
-        with warnings.catch_warnings():
-            # The exporter's notes (unused axis names, deprecations inside torch) are not ours to fix.
-            warnings.simplefilter("ignore")
-            program = torch.onnx.export(wrapped, (input_ids, attention_mask), dynamo=True, opset_version=OPSET,
-                                        input_names=list(INPUT_NAMES), output_names=[OUTPUT_NAME],
-                                        dynamic_shapes=dynamic, verbose=False)
-    finally:
-        model.train(was_training)
+    # Dropout off: the graph is for inference; the caller's model keeps its own mode.
+    with evaluating(wrapped), warnings.catch_warnings():
+        # The exporter's notes (unused axis names, deprecations inside torch) are not ours to fix.
+        warnings.simplefilter("ignore")
+        program = torch.onnx.export(wrapped, (input_ids, attention_mask), dynamo=True, opset_version=OPSET,
+                                    input_names=list(INPUT_NAMES), output_names=[OUTPUT_NAME],
+                                    dynamic_shapes=dynamic, verbose=False)
     graph = program.model_proto
     onnx.checker.check_model(graph, full_check=True)
     with atomic_path(path) as temporary:

@@ -30,11 +30,26 @@ class SentencePair:
     is_next: bool
 
 
+def check_documents(documents: object) -> None:
+    """``documents`` is a sequence of documents, each a sequence of sentences of int token ids:
+    a str anywhere in it would be taken apart character by character."""
+    if isinstance(documents, str) or not isinstance(documents, Sequence):
+        raise TypeError(f"documents must be a list of documents (lists of token-id lists), got {type(documents).__name__}")
+    for d, document in enumerate(documents):
+        if isinstance(document, str) or not isinstance(document, Sequence):
+            raise TypeError(f"documents[{d}] must be a list of sentences (token-id lists), got {type(document).__name__}")
+        for s, sentence in enumerate(document):
+            if isinstance(sentence, str) or not isinstance(sentence, Sequence) or not all(
+                    isinstance(t, int) and not isinstance(t, bool) for t in sentence):
+                raise TypeError(f"documents[{d}][{s}] must be a list of int token ids, got {sentence!r:.60}")
+
+
 def sentence_pairs(documents: Sequence[Sequence[Sequence[int]]], seed: int = 0,
                    next_probability: float = 0.5) -> list[SentencePair]:
     """One pair per sentence that has a successor; B is the successor with ``next_probability``,
     else a random sentence of a different document."""
     check_probability("next_probability", next_probability)
+    check_documents(documents)
     documents = [list(map(tuple, d)) for d in documents if len(d) > 0]
     if len(documents) < 2:
         raise ValueError(f"documents must hold at least 2 non-empty documents (a random B comes from another "

@@ -29,6 +29,7 @@ import torch
 from torch import nn
 
 from ctxlib._checks import check_positive_int, check_positive_real
+from ctxlib._modes import evaluating
 from ctxlib._threads import one_thread
 
 
@@ -164,13 +165,13 @@ def _loss_and_gradient(model: nn.Module, loss: Callable[[nn.Module, Any], torch.
 
 def bf16_gap(model: nn.Module, loss: Callable[[nn.Module, Any], torch.Tensor], batch: Any) -> PrecisionGap:
     """What bf16 autocast changes in one training step (§6.2): ``loss(model, batch)`` and its
-    gradient computed in fp32 and again under bf16 autocast, with dropout off (``model`` is put
-    in eval mode and left there) so that precision is the only difference."""
+    gradient computed in fp32 and again under bf16 autocast, with dropout off (``model`` in eval
+    mode for the two, then back in its own) so that precision is the only difference."""
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    model.eval()
-    loss_fp32, gradient_fp32 = _loss_and_gradient(model, loss, batch, bf16=False)
-    loss_bf16, gradient_bf16 = _loss_and_gradient(model, loss, batch, bf16=True)
+    with evaluating(model):
+        loss_fp32, gradient_fp32 = _loss_and_gradient(model, loss, batch, bf16=False)
+        loss_bf16, gradient_bf16 = _loss_and_gradient(model, loss, batch, bf16=True)
     if not (math.isfinite(loss_fp32) and math.isfinite(loss_bf16)):
         raise ValueError(f"the loss must be finite, got {loss_fp32} in fp32 and {loss_bf16} under bf16 autocast")
     cosine = torch.nn.functional.cosine_similarity(gradient_fp32, gradient_bf16, dim=0)

@@ -15,7 +15,7 @@ from matplotlib.axes import Axes
 
 from ctxlib.analysis.attention_scaling import ScalingStudy
 from ctxlib.analysis.attention_views import HeadStatistics
-from ctxlib.analysis.polysemy import PolysemyStudy
+from ctxlib.analysis.polysemy import PolysemyStudy, checked_study
 from ctxlib.analysis.probe import Separation
 from ctxlib.objectives.masking import MaskingCounts
 
@@ -179,8 +179,7 @@ _EXPLORER_MARGINS = {"left": 0.02, "right": 0.99, "bottom": 0.27, "top": 0.92, "
 def draw_polysemy(study: PolysemyStudy, word: str = "bank", layer: str | None = None, method: str = "PCA") -> plt.Figure:
     """The explorer's picture: occurrences of ``word`` at ``layer`` projected to 2-D and
     coloured by sense, beside both separation scores against depth."""
-    layer = layer or study.layer_names[-1]
-    study.check(word, layer, method)
+    layer = checked_study(study).check(word, layer, method)
     entry = study.by_word[word]
     fig, axes = new_figure(2, width=4.6, height=4.2, margins=_EXPLORER_MARGINS)
     index = entry.separation.layer_names.index(layer)

@@ -26,10 +26,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from ctxlib._checks import check_choice, check_in_range, check_positive_int
+from ctxlib._checks import check_choice, check_in_range, check_positive_int, check_texts
+from ctxlib._modes import evaluating
 from ctxlib._threads import one_thread
 from ctxlib.analysis.attention_scaling import SCALINGS, attention_scores
-from ctxlib.analysis.polysemy import PolysemyStudy
+from ctxlib.analysis.polysemy import PolysemyStudy, checked_study
 from ctxlib.analysis.projection import PROJECTIONS
 from ctxlib.analysis.scalar_mix_probe import MixTrajectory, fit_scalar_mix
 from ctxlib.analysis.typed_sentence import typed_sentence_data
@@ -125,8 +126,7 @@ def polysemy_explorer(study: PolysemyStudy, word: str = "bank", layer: str | Non
                       method: str = "PCA", form: str | None = None) -> widgets.VBox | StaticExplorer:
     """Pick a word, a layer (the static row, then the embedding output and every encoder layer)
     and a 2-D projection; see the occurrences coloured by sense and the scores against depth."""
-    layer = layer or study.layer_names[-1]
-    study.check(word, layer, method)
+    layer = checked_study(study).check(word, layer, method)
     if explorer_form(form) == "static":
         explorer = polysemy_static(study.words, study.layer_names, PROJECTIONS, **polysemy_data(study),
                                    word=word, layer=layer, method=method)
@@ -259,8 +259,7 @@ class MaskingSetup:
     explorer shows them (both forms call it)."""
 
     def __init__(self, tokenizer, sentences: Sequence[str]) -> None:
-        if len(sentences) == 0:
-            raise ValueError("sentences is empty: give at least one sentence")
+        check_texts("sentences", sentences)
         self.tokenizer = tokenizer
         batch = tokenizer(list(sentences), padding=True, return_special_tokens_mask=True, return_tensors="pt")
         self.ids, self.special = batch["input_ids"], batch["special_tokens_mask"].bool()
@@ -337,6 +336,7 @@ def masking_explorer(tokenizer, sentences: Sequence[str], mlm_probability: float
         raise ValueError(f"mask_replace_prob + random_replace_prob must be at most 1 (the rest is kept unchanged), "
                          f"got {mask_replace_prob} + {random_replace_prob}")
     check_positive_int("shown", shown)
+    check_texts("sentences", sentences)
     if shown > len(sentences):
         raise ValueError(f"shown must be at most len(sentences) = {len(sentences)}, got {shown}")
     setup = MaskingSetup(tokenizer, sentences)
@@ -434,7 +434,7 @@ def attention_explorer(model, tokenizer, text: str, text_pair: str | None = None
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"text must be a non-empty string, got {text!r}")
     encoded = tokenizer(text, text_pair, return_tensors="pt")
-    with torch.no_grad():
+    with torch.no_grad(), evaluating(model):
         attentions = model(**encoded, output_attentions=True).attentions
     check_in_range("layer", layer, 1, len(attentions))
     check_in_range("head", head, 1, attentions[0].shape[1])

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import time
 import weakref
@@ -161,6 +162,22 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be a positive int, got {text!r}") from None
 
 
+def _least_step_bytes(config: BertConfig, parameters: int, batch: int, length: int) -> int:
+    """A lower bound on the bytes a training step holds: the fp32 weights and their gradients,
+    the ids, and each layer's ``[batch, length, hidden]`` output that the backward pass keeps (at
+    bf16's 2 bytes). A size above the machine's memory is refused before anything is allocated."""
+    per_layer = batch * length * config.hidden_size * 2
+    return 8 * parameters + 8 * batch * length + per_layer * (config.num_hidden_layers + 1)
+
+
+def _physical_memory() -> int | None:
+    """This machine's memory in bytes, or None where the platform does not say (Windows)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m ctxlib.analysis.memory", description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="{}", help="BertConfig fields as JSON (default: BERT-base)")
@@ -178,14 +195,38 @@ def main(argv: list[str] | None = None) -> None:
         unknown = sorted(set(given) - names)
         if unknown:
             raise ValueError(f"unknown BertConfig fields {unknown}; the fields are {sorted(names)}")
+        # A tensor's sizes are 64-bit: a larger one would fail deep inside torch.
+        too_large = sorted(name for name, value in given.items() if isinstance(value, int) and value >= 2 ** 63)
+        if too_large:
+            raise ValueError(f"{too_large} exceed the largest tensor size, 2**63 - 1")
         config = BertConfig(**given)
+    except RecursionError:
+        parser.error("argument --config: the JSON is nested too deeply; give a flat object of BertConfig fields")
     except (json.JSONDecodeError, TypeError, ValueError) as error:
         parser.error(f"argument --config: {error}")
     if args.length > config.max_position_embeddings:
         parser.error(f"argument --length: {args.length} exceeds the config's max_position_embeddings="
                      f"{config.max_position_embeddings}")
-    cost = step_cost(config, batch=args.batch, length=args.length, steps=args.steps, checkpointing=args.checkpointing,
-                     bf16=args.bf16)
+    try:
+        parameters = parameter_count(config)
+    except (RuntimeError, TypeError, OverflowError) as error:  # on the meta device only an impossible size fails
+        parser.error(f"argument --config: a table of this config is larger than a tensor can be ({error})")
+    needed, available = _least_step_bytes(config, parameters, args.batch, args.length), _physical_memory()
+    if available is not None and needed > available:
+        parser.error(f"arguments --config, --batch and --length: a training step of this size needs at least "
+                     f"{needed / 2**30:,.1f} GiB (the weights, their gradients and each layer's output), this "
+                     f"machine has {available / 2**30:,.1f} GiB")
+    try:
+        cost = step_cost(config, batch=args.batch, length=args.length, steps=args.steps,
+                         checkpointing=args.checkpointing, bf16=args.bf16)
+    except RuntimeError as error:
+        # What the bound above cannot see (attention's [batch, heads, length, length] scores, on
+        # some paths) can still not fit: torch reports a failed CPU allocation as a RuntimeError, a
+        # failed GPU one as OutOfMemoryError. Any other error is a bug and keeps its traceback.
+        if not (isinstance(error, torch.OutOfMemoryError) or "can't allocate memory" in str(error)):
+            raise
+        parser.error(f"arguments --config, --batch and --length: a training step of this size does not fit in "
+                     f"memory ({str(error).splitlines()[0][:200]})")
     print(json.dumps(asdict(cost)))
 
 

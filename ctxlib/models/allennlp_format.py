@@ -125,8 +125,11 @@ def read_softmax(bilm: BiLM, weight_file: str | Path) -> None:
         if "softmax" not in h5:
             raise ValueError(f"{weight_file}: holds no softmax group (a bilm-tf dump has none)")
         weight, bias = (torch.from_numpy(h5["softmax"][name][...]) for name in ("W", "b"))
-    if weight.shape != bilm.softmax.weight.shape:
-        raise ValueError(f"{weight_file}: softmax W is {tuple(weight.shape)}, the biLM's is {tuple(bilm.softmax.weight.shape)}")
+    # Both compared: copy_ would broadcast a one-entry bias over the whole vocabulary without a word.
+    for name, value, target in (("W", weight, bilm.softmax.weight), ("b", bias, bilm.softmax.bias)):
+        if value.shape != target.shape:
+            raise ValueError(f"{weight_file}: softmax {name} is {tuple(value.shape)}, "
+                             f"the biLM's is {tuple(target.shape)}")
     bilm.softmax.weight.copy_(weight)
     bilm.softmax.bias.copy_(bias)
 

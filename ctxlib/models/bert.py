@@ -279,6 +279,11 @@ class BertPooler(nn.Module):
         return self.activation(self.dense(hidden[:, 0]))
 
 
+def _few(keys: list[str]) -> str:
+    """How many ``keys`` there are and the first few, for an error message."""
+    return f"{len(keys)} tensor(s), e.g. {keys[:3]}"
+
+
 class BertPreTrainedModel(nn.Module):
     """Initialisation and the Hugging Face directory format, shared by every BERT model.
 
@@ -327,36 +332,58 @@ class BertPreTrainedModel(nn.Module):
         The head's options come from ``config.json`` (``num_labels`` of a classifier);
         ``head_options`` given here go to the constructor in their place.
 
-        Heads absent from the checkpoint keep their fresh initialisation, with a warning; a
-        missing encoder weight is an error, since the model would be silently wrong, and so is a
-        weight whose shape is not the one ``config.json`` implies.
+        Heads absent from the checkpoint keep their fresh initialisation, with a warning, and a
+        head of another task that the checkpoint holds is ignored, with a warning. Everything else
+        that does not fit is an error naming the file and the tensors, raised before a weight is
+        loaded: a missing encoder weight, a module the checkpoint holds only in part, a tensor of
+        another shape than ``config.json`` implies, a tensor in one of this model's parts that it
+        has no place for (an encoder layer more than ``num_hidden_layers``). Each would leave a
+        model that runs and is silently wrong.
         """
         raw = hf_format.read_config(path)
         try:
             config = BertConfig.from_dict(raw)
         except (TypeError, ValueError) as error:
             raise type(error)(f"{hf_format.config_file(path)}: {error}") from None
+        weights = hf_format.weights_file(path)  # a directory without weights fails before a model is built
         model = cls(config, **{**cls.options_from_config(raw), **head_options})
-        weights = hf_format.weights_file(path)
         state = model._checkpoint_keys(hf_format.read_state_dict(path))
-        expected = set(model.state_dict()) - set(model.tied_keys())
+        shapes = {key: tuple(value.shape) for key, value in model.state_dict().items()}
+        expected = set(shapes) - set(model.tied_keys())
         missing = sorted(expected - set(state))
+        parts = {name for name, _ in model.named_children()}
+        # The checkpoint's tensors in parts this model has (its encoder, its head) must all fit;
+        # others belong to a head this model lacks. A model without BERT's pretraining heads skips
+        # a pretraining checkpoint's (cls.*) by design, without a warning.
+        unexpected = sorted(key for key in set(state) - set(shapes) if "cls" in parts or not key.startswith("cls."))
+        misplaced = [key for key in unexpected if key.split(".")[0] in parts]
+        foreign = [key for key in unexpected if key not in misplaced]
         encoder_missing = [key for key in missing if key.startswith(model.base_prefix)]
         if encoder_missing:
-            raise ValueError(f"{weights} lacks encoder weights, e.g. {encoder_missing[:3]}")
-        shapes = {key: tuple(value.shape) for key, value in model.state_dict().items()}
+            held = f"; it holds tensors this {cls.__name__} does not have, {_few(unexpected)}" if unexpected else ""
+            raise ValueError(f"{weights}: lacks {len(encoder_missing)} encoder weight(s) that config.json implies, "
+                             f"e.g. {encoder_missing[:3]}{held}: another model's weights, or a config.json of "
+                             "another size?")
         wrong = [key for key in sorted(expected & set(state)) if tuple(state[key].shape) != shapes[key]]
         if wrong:
             raise ValueError(f"{weights}: {wrong[0]} has shape {tuple(state[wrong[0]].shape)}, but config.json (and "
                              f"any head option given) makes it {shapes[wrong[0]]} in this {cls.__name__}; "
                              f"{len(wrong)} weight(s) disagree: the weights and the config do not belong together")
+        if misplaced:
+            raise ValueError(f"{weights}: holds tensors this {cls.__name__} has no place for (config.json: "
+                             f"num_hidden_layers={config.num_hidden_layers}), {_few(misplaced)}: the weights and "
+                             "the config do not belong together")
+        # A module the checkpoint holds part of is not a fresh head: it would mix saved and random weights.
+        partial = sorted({key.rpartition(".")[0] for key in missing} & {key.rpartition(".")[0] for key in state})
+        if partial:
+            lacking = [key for key in missing if key.rpartition(".")[0] == partial[0]]
+            raise ValueError(f"{weights}: holds part of {partial[0]} but lacks {len(lacking)} of its tensor(s), "
+                             f"e.g. {lacking[:3]}: the file is incomplete")
         if missing:
             warnings.warn(f"{cls.__name__}.from_pretrained: no weights for {missing} in {weights}; "
                           "they keep their random initialisation", stacklevel=2)
-        # A BertModel reading a pretraining checkpoint skips its heads (cls.*) by design.
-        unexpected = sorted(key for key in set(state) - expected if not key.startswith("cls."))
-        if unexpected:
-            warnings.warn(f"{cls.__name__}.from_pretrained: ignored unknown weights {unexpected[:5]} "
+        if foreign:
+            warnings.warn(f"{cls.__name__}.from_pretrained: ignored unknown weights {foreign[:5]} "
                           f"in {weights}", stacklevel=2)
         model.load_state_dict({key: value for key, value in state.items() if key in expected}, strict=False)
         return model.eval()

@@ -25,6 +25,7 @@ file), so the released 93.6M-parameter model loads as well as the small one the 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,8 +36,8 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from ctxlib._checks import (check_bool, check_choice, check_index_tensor, check_nonnegative_int, check_positive_int,
-                            check_positive_real, check_real)
+from ctxlib._checks import (check_bool, check_choice, check_id, check_index_tensor, check_nonnegative_int,
+                            check_positive_int, check_positive_real, check_real, check_token_lists, check_values_below)
 from ctxlib._files import as_path, read_text
 from ctxlib.layers.scalar_mix import ScalarMix
 from ctxlib.objectives.masking import IGNORE_INDEX
@@ -79,16 +80,7 @@ def word_to_char_ids(word: str) -> list[int]:
 
 def batch_to_ids(sentences: Sequence[Sequence[str]]) -> torch.Tensor:
     """Character ids ``[B, T, 50]`` for a batch of tokenised sentences, zero-padded to the longest."""
-    if isinstance(sentences, str) or not isinstance(sentences, Sequence):
-        raise TypeError("sentences must be a list of token lists, e.g. [['The', 'bank', '.']], "
-                        f"got {type(sentences).__name__}")
-    if len(sentences) == 0:
-        raise ValueError("sentences is empty: give at least one sentence")
-    for i, sentence in enumerate(sentences):
-        if isinstance(sentence, str) or not isinstance(sentence, Sequence):
-            raise TypeError(f"sentences[{i}] must be a list of tokens, got {type(sentence).__name__} {sentence!r}")
-        if len(sentence) == 0:
-            raise ValueError(f"sentences[{i}] is empty: every sentence needs at least one token")
+    check_token_lists("sentences", sentences)
     ids = torch.zeros(len(sentences), max(map(len, sentences)), MAX_CHARACTERS, dtype=torch.long)
     for i, sentence in enumerate(sentences):
         ids[i, :len(sentence)] = torch.tensor([word_to_char_ids(w) for w in sentence])
@@ -427,17 +419,24 @@ class BiLM(nn.Module):
         """
         if self.softmax is None:
             raise ValueError("this BiLM has no softmax (vocab_size=0): it cannot compute an LM loss")
+        # Checked before the model runs. An id outside the softmax would fail deep in the cross-
+        # entropy, or, as IGNORE_INDEX, silently drop every </S> (or <S>) from the loss.
+        vocab = self.softmax.out_features
+        check_index_tensor("char_ids", char_ids, ndim=3)
         check_index_tensor("word_ids", word_ids, ndim=2)
         if word_ids.shape != char_ids.shape[:2]:
             raise ValueError(f"word_ids must have shape {tuple(char_ids.shape[:2])}, got {tuple(word_ids.shape)}")
-        out = self.forward(char_ids)
-        top = out.layers[-1]
-        p = self.config.projection_dim
-        batch, length = word_ids.shape
+        check_id("bos_id", bos_id, vocab, "vocab_size")
+        check_id("eos_id", eos_id, vocab, "vocab_size")
         # The sentence lengths come from the characters; the word ids must agree with them.
         words = (char_ids > 0).any(-1)
         if not torch.equal(word_ids != IGNORE_INDEX, words):
             raise ValueError(f"word_ids must be {IGNORE_INDEX} exactly where char_ids is padding (all-zero characters)")
+        check_values_below("word_ids (at real words)", word_ids[words], vocab, "vocab_size")
+        out = self.forward(char_ids)
+        top = out.layers[-1]
+        p = self.config.projection_dim
+        batch, length = word_ids.shape
         lengths = words.sum(-1)
         # Targets over the T+2 positions: forward at t predicts position t+1, backward t-1.
         padded = word_ids.new_full((batch, length + 2), IGNORE_INDEX)
@@ -490,7 +489,16 @@ class Elmo(nn.Module):
     def from_allennlp(cls, options_file: str | Path, weight_file: str | Path) -> Self:
         """Load bilm-tf / AllenNLP ELMo files: ``options.json`` and the hdf5 weights. A file that
         cannot be read, or does not match the other, is an error naming it."""
+        import h5py
+
         options_file = as_path("options_file", options_file)
+        if not options_file.is_file():
+            raise FileNotFoundError(f"options_file={str(options_file)!r} does not exist (or is not a file): "
+                                    "give bilm-tf's options.json")
+        # Read as text, the hdf5 would fail as "not UTF-8", which says nothing of the real mistake.
+        if h5py.is_hdf5(options_file):
+            raise ValueError(f"{options_file}: options_file is an HDF5 file, not bilm-tf's options.json; "
+                             "did you swap options_file and weight_file?")
         try:
             config = ElmoConfig.from_options(json.loads(read_text(options_file)))
         except json.JSONDecodeError as error:
@@ -507,21 +515,110 @@ def load_bilm_tf_weights(bilm: BiLM, weight_file: str | Path) -> None:
     """Copy bilm-tf's hdf5 tensors into ``bilm``, translating TensorFlow's conventions:
     ``x W`` weights are transposed; the LSTM's gate blocks come as (i, g, f, o) where PyTorch
     wants (i, f, g, o); TensorFlow adds 1 to the forget-gate bias at run time, here it is
-    folded into the bias; the char table gets the padding row 0 in front."""
+    folded into the bias; the char table gets the padding row 0 in front.
+
+    The file is compared with ``bilm`` first, layer counts and every shape, and an error names
+    what differs; only a file that fits is copied, so a mismatch leaves ``bilm`` as it was."""
+    if not isinstance(bilm, BiLM):
+        raise TypeError(f"bilm must be a BiLM, got {type(bilm).__name__}")
+    weight_file = as_path("weight_file", weight_file)
+    with _open_weight_file(weight_file) as h5:
+        _check_bilm_tf_file(bilm, h5, weight_file)
+        _copy_bilm_tf_tensors(bilm, h5)
+
+
+def _open_weight_file(weight_file: Path):
+    """``weight_file`` opened for reading, or an error saying what the file is instead."""
     import h5py
 
-    weight_file = as_path("weight_file", weight_file)
+    if not weight_file.is_file():
+        raise FileNotFoundError(f"weight_file={str(weight_file)!r} does not exist (or is not a file): "
+                                "give bilm-tf's hdf5 weight file")
+    unreadable = f"{weight_file}: cannot be read as an HDF5 weight file"
+    if weight_file.stat().st_size == 0:
+        raise ValueError(f"{unreadable}: it is empty (0 bytes); weight_file must be bilm-tf's hdf5 weights")
+    if not h5py.is_hdf5(weight_file):
+        with open(weight_file, "rb") as file:
+            looks_like_json = file.read(4096).lstrip().startswith(b"{")
+        hint = "it is JSON text; did you pass the options file as weight_file?" if looks_like_json else \
+            "it is not an HDF5 file (no HDF5 signature); weight_file must be bilm-tf's hdf5 weights"
+        raise ValueError(f"{unreadable}: {hint}")
     try:
-        h5 = h5py.File(weight_file, "r")
+        return h5py.File(weight_file, "r")
     except OSError as error:
-        raise ValueError(f"{weight_file}: cannot be read as an HDF5 weight file ({error})") from None
-    with h5:
-        try:
-            _copy_bilm_tf_tensors(bilm, h5)
-        except KeyError as error:
-            raise ValueError(f"{weight_file}: lacks a tensor bilm-tf writes ({error}); is it an ELMo weight file?") from None
-        except RuntimeError as error:
-            raise ValueError(f"{weight_file}: a tensor's shape does not match the options ({error})") from None
+        raise ValueError(f"{unreadable} ({error})") from None
+
+
+def _cell_path(direction: int, layer: int) -> str:
+    return f"RNN_{direction}/RNN/MultiRNNCell/Cell{layer}/LSTMCell"
+
+
+def _bilm_tf_shapes(bilm: BiLM) -> dict[str, tuple[int, ...]]:
+    """The shape of every dataset ``_copy_bilm_tf_tensors`` reads into ``bilm``, by hdf5 path, in
+    TensorFlow's layout: what the file must hold, known before a byte of it is read."""
+    cnn = bilm.token_layer
+    shapes = {"char_embed": (cnn.char_embedding.num_embeddings - 1, cnn.char_embedding.embedding_dim)}
+    for i, conv in enumerate(cnn.convolutions):
+        out_channels, in_channels, width = conv.weight.shape
+        shapes[f"CNN/W_cnn_{i}"] = (1, width, in_channels, out_channels)
+        shapes[f"CNN/b_cnn_{i}"] = (out_channels,)
+    linears = [(f"CNN_high_{k}/{{}}_carry", gate) for k, gate in enumerate(cnn.highway.gate)]
+    linears += [(f"CNN_high_{k}/{{}}_transform", transform) for k, transform in enumerate(cnn.highway.transform)]
+    linears.append(("CNN_proj/{}_proj", cnn.projection))
+    for name, linear in linears:  # x W + b: W is the transposed weight
+        shapes[name.format("W")] = (linear.in_features, linear.out_features)
+        shapes[name.format("b")] = (linear.out_features,)
+    for direction, stack in enumerate((bilm.forward_layers, bilm.backward_layers)):
+        for j, layer in enumerate(stack):
+            lstm, cell = layer.lstm, _cell_path(direction, j)
+            shapes[f"{cell}/W_0"] = (lstm.input_size + lstm.proj_size, 4 * lstm.hidden_size)  # [x; h] → 4 gates
+            shapes[f"{cell}/B"] = (4 * lstm.hidden_size,)
+            shapes[f"{cell}/W_P_0"] = (lstm.hidden_size, lstm.proj_size)
+    return shapes
+
+
+def _few(names: Sequence[str]) -> str:
+    """A few of ``names`` and how many there are, for an error message."""
+    return f"{len(names)} tensor(s), e.g. {list(names[:3])}"
+
+
+def _check_bilm_tf_file(bilm: BiLM, h5, weight_file: Path) -> None:
+    """Raise unless ``h5`` holds exactly the layers of ``bilm`` at its shapes. Layer counts are
+    compared first: with fewer highway or LSTM layers (or filters) in the options than in the
+    file, every tensor read would fit and part of the file would load without a word."""
+    import h5py
+
+    found: dict[str, tuple[int, ...]] = {}
+    h5.visititems(lambda name, item: found.__setitem__(name, item.shape) if isinstance(item, h5py.Dataset) else None)
+    shapes = _bilm_tf_shapes(bilm)
+    if not found.keys() & shapes.keys():
+        raise ValueError(f"{weight_file}: lacks a tensor bilm-tf writes (none of {list(shapes)[:3]} ...; it holds "
+                         f"{_few(sorted(found))}); is it an ELMo weight file?")
+    config = bilm.config
+
+    def held(pattern: str) -> int:
+        return len({match[1] for name in found if (match := re.fullmatch(pattern, name))})
+
+    # (what the options declare, its count, what the file holds, its count)
+    counts = [(f"char_cnn.filters lists {len(config.filters)} convolutions", len(config.filters),
+               "the file holds {} (CNN/W_cnn_i)", held(r"CNN/W_cnn_(\d+)")),
+              (f"char_cnn.n_highway={config.n_highway}", config.n_highway,
+               "the file holds {} highway layers (CNN_high_k)", held(r"CNN_high_(\d+)/.*"))]
+    counts += [(f"lstm.n_layers={config.n_layers}", config.n_layers,
+                f"the file holds {{}} LSTM layers (RNN_{direction}/RNN/MultiRNNCell/Cellj)",
+                held(rf"RNN_{direction}/RNN/MultiRNNCell/Cell(\d+)/.*")) for direction in (0, 1)]
+    for declared, count, holds, found_count in counts:
+        if count != found_count:
+            raise ValueError(f"{weight_file}: the options declare {declared}, but {holds.format(found_count)}: "
+                             "the options and the weights do not belong together")
+    missing = sorted(shapes.keys() - found.keys())
+    if missing:
+        raise ValueError(f"{weight_file}: lacks a tensor bilm-tf writes, {_few(missing)}; is it an ELMo weight file?")
+    wrong = [name for name in shapes if found[name] != shapes[name]]
+    if wrong:
+        raise ValueError(f"{weight_file}: a tensor's shape does not match the options: {wrong[0]} is "
+                         f"{found[wrong[0]]} in the file, the options make it {shapes[wrong[0]]}; "
+                         f"{len(wrong)} tensor(s) differ")
 
 
 def _copy_bilm_tf_tensors(bilm: BiLM, h5) -> None:
@@ -547,7 +644,7 @@ def _copy_bilm_tf_tensors(bilm: BiLM, h5) -> None:
     cnn.projection.bias.copy_(tensor(h5["CNN_proj"]["b_proj"]))
     for direction, stack in enumerate((bilm.forward_layers, bilm.backward_layers)):
         for j, layer in enumerate(stack):
-            cell = h5[f"RNN_{direction}"]["RNN"]["MultiRNNCell"][f"Cell{j}"]["LSTMCell"]
+            cell = h5[_cell_path(direction, j)]
             n = config.cell_size
             order = torch.cat([torch.arange(0, n), torch.arange(2 * n, 3 * n),
                                torch.arange(n, 2 * n), torch.arange(3 * n, 4 * n)])
